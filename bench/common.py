@@ -1,0 +1,50 @@
+"""Shared helpers for the benchmarks: locating public data and turning BEIR corpora into corpus folders."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+BENCH_DATA = REPO.parent / "shared" / "bench-data"
+CACHE = REPO / "bench" / ".cache"
+
+
+def read_jsonl(path: Path) -> Iterator[dict[str, str]]:
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line)
+
+
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """BEIR qrels TSV (with header) as {query_id: {doc_id: relevance}}."""
+    qrels: dict[str, dict[str, int]] = {}
+    with path.open(encoding="utf-8") as f:
+        next(f)
+        for line in f:
+            query_id, doc_id, score = line.rstrip("\n").split("\t")
+            qrels.setdefault(query_id, {})[doc_id] = int(score)
+    return qrels
+
+
+def write_beir_corpus_folder(corpus_jsonl: Path, folder: Path, name: str, description: str) -> int:
+    """One Markdown file per BEIR document (doc_id = BEIR _id, title in front matter); returns the count."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "corpus.toml").write_text(
+        f'name = "{name}"\ndescription = """{description}"""\n', encoding="utf-8"
+    )
+    count = 0
+    for doc in read_jsonl(corpus_jsonl):
+        front = yaml.safe_dump({"title": doc["title"] or doc["_id"]}, allow_unicode=True, width=10_000)
+        (folder / f"{doc['_id']}.md").write_text(f"---\n{front}---\n{doc['text']}\n", encoding="utf-8")
+        count += 1
+    return count
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)

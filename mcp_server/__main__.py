@@ -1,0 +1,3 @@
+from mcp_server.cli import main
+
+main()

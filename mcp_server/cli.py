@@ -1,0 +1,256 @@
+"""``ragmcp``: build the index and query it from the terminal.
+
+Results go to stdout; progress, warnings and errors to stderr. Every command exits
+non-zero with a message saying what to do when its input is refused.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import textwrap
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import date
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from pydantic import BaseModel, ValidationError
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from mcp_server.errors import IndexMissingError, RetrievalError
+from mcp_server.ingest import IngestReport, ingest
+from mcp_server.models import Hit, SearchFilters
+from mcp_server.retrieval import Retriever
+from mcp_server.settings import Settings
+
+F = TypeVar("F", bound=Callable[..., Any])
+stderr = Console(stderr=True)
+
+
+class RateColumn(TextColumn):
+    """Items per second of the running task."""
+
+    def __init__(self) -> None:
+        super().__init__("")
+
+    def render(self, task: Any) -> Any:
+        speed = task.finished_speed or task.speed
+        return f"{speed:,.1f}/s" if speed else ""
+
+
+class BarProgress:
+    """Ingestion progress as a rich progress bar on stderr, one bar per phase."""
+
+    def __init__(self, progress: Progress) -> None:
+        self._progress = progress
+        self._task: Any = None
+
+    def start(self, phase: str, total: int) -> None:
+        if self._task is not None:
+            self._progress.update(self._task, completed=self._progress.tasks[-1].total)
+        self._task = self._progress.add_task(phase, total=total)
+
+    def advance(self, amount: int) -> None:
+        self._progress.advance(self._task, amount)
+
+
+@contextmanager
+def bar_progress() -> Iterator[BarProgress]:
+    columns = (TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(), RateColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=stderr, transient=False) as progress:
+        yield BarProgress(progress)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as e:
+        raise click.ClickException(f"invalid settings: {e}") from e
+
+
+def handle_errors(func: F) -> F:
+    """Turn the library's errors into a clean CLI error (exit 1, message on stderr)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except RetrievalError as e:
+            raise click.ClickException(str(e)) from e
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--data-dir", type=click.Path(path_type=Path), help="Index location (env RAGMCP_DATA_DIR).")
+@click.version_option(package_name="agentic-rag-mcp")
+@click.pass_context
+def main(ctx: click.Context, data_dir: Path | None) -> None:
+    """Cited retrieval over local corpora and a read-only SQL database."""
+    ctx.obj = load_settings(data_dir=data_dir)
+
+
+def print_ingest_report(report: IngestReport) -> None:
+    for c in report.corpora:
+        stderr.print(
+            f"{c.name}: {len(c.added)} added, {len(c.changed)} changed, {len(c.deleted)} deleted, {c.unchanged} unchanged"
+        )
+    if report.generation is None:
+        stderr.print("index is up to date; nothing to do")
+    else:
+        stderr.print(
+            f"published {report.generation}: {report.chunks_written} chunks written, "
+            f"{report.chunks_embedded} embedded, in {report.seconds:.1f} s"
+        )
+
+
+def open_retriever(settings: Settings) -> Retriever:
+    """Open the index, building it from the configured corpora first if there is none yet."""
+    try:
+        return Retriever.open(settings)
+    except IndexMissingError:
+        stderr.print(f"no index yet at {settings.index_dir}; building it from the configured corpora")
+        with bar_progress() as progress:
+            print_ingest_report(ingest(settings, progress=progress))
+        return Retriever.open(settings)
+
+
+@main.command("ingest")
+@click.argument("targets", nargs=-1)
+@click.option("--rebuild", is_flag=True, help="Start a fresh index (needed after changing the embedding model).")
+@click.pass_obj
+@handle_errors
+def ingest_command(settings: Settings, targets: tuple[str, ...], rebuild: bool) -> None:
+    """Build or update the index from corpus folders.
+
+    TARGETS are corpus folders or names of known corpora; with none, every configured
+    corpus (RAGMCP_CORPORA, default: the bundled demo corpora) and every corpus already
+    in the index is brought up to date. Unchanged documents cost nothing.
+    """
+    with bar_progress() as progress:
+        report = ingest(settings, targets, rebuild=rebuild, progress=progress)
+    print_ingest_report(report)
+
+
+def _filters(category: str | None, tags: tuple[str, ...], since: date | None, until: date | None, prefix: str | None) -> SearchFilters:
+    return SearchFilters(category=category, tags=list(tags), date_from=since, date_to=until, source_prefix=prefix)
+
+
+def _print_hits(hits: list[Hit]) -> None:
+    if not hits:
+        click.echo("no hits")
+    for hit in hits:
+        c = hit.citation
+        click.echo(f"[{c.id}]  {hit.retriever} score {hit.score:.4f}")
+        location = f"{c.title}" + (f" > {c.section}" if c.section else "")
+        click.echo(f"  {location} — {c.source} (chars {c.char_start}-{c.char_end})")
+        body = " ".join(hit.text.split())
+        click.echo(textwrap.indent(textwrap.fill(textwrap.shorten(body, 600, placeholder=" …"), 100), "  "))
+        click.echo()
+
+
+def _print_json(value: BaseModel | list[Any]) -> None:
+    if isinstance(value, list):
+        click.echo(json.dumps([v.model_dump(mode="json") for v in value], ensure_ascii=False, indent=2))
+    else:
+        click.echo(value.model_dump_json(indent=2))
+
+
+def _as_date(ctx: click.Context, param: click.Parameter, value: str | None) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date; use YYYY-MM-DD") from None
+
+
+@main.command()
+@click.argument("query")
+@click.option("--mode", type=click.Choice(["hybrid", "vector", "keyword"]), default="hybrid", show_default=True)
+@click.option("--corpus", help="Search only this corpus.")
+@click.option("-k", "--top-k", type=int, default=5, show_default=True, help="Number of hits.")
+@click.option("--category", help="Only documents of this category.")
+@click.option("--tag", "tags", multiple=True, help="Only documents with this tag (repeatable; all must match).")
+@click.option("--since", callback=_as_date, help="Only documents dated on or after YYYY-MM-DD.")
+@click.option("--until", callback=_as_date, help="Only documents dated on or before YYYY-MM-DD.")
+@click.option("--source-prefix", help="Only documents whose path starts with this, e.g. hr/.")
+@click.option("--json", "as_json", is_flag=True, help="Print hits as JSON.")
+@click.pass_obj
+@handle_errors
+def search(
+    settings: Settings, query: str, mode: str, corpus: str | None, top_k: int, category: str | None,
+    tags: tuple[str, ...], since: date | None, until: date | None, source_prefix: str | None, as_json: bool,
+) -> None:
+    """Search the index; every hit is printed with its citation id."""
+    retriever = open_retriever(settings)
+    try:
+        hits = retriever.search(
+            query, mode=mode, corpus=corpus, top_k=top_k,  # type: ignore[arg-type]
+            filters=_filters(category, tags, since, until, source_prefix),
+        )
+    finally:
+        retriever.close()
+    _print_json(hits) if as_json else _print_hits(hits)
+
+
+@main.command("doc")
+@click.argument("ref")
+@click.option("--corpus", help="Corpus of the document, when REF is a bare doc_id found in several.")
+@click.option("--chunk", type=int, help="Show only this chunk (and --window chunks around it).")
+@click.option("--window", type=int, default=0, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+@handle_errors
+def doc(settings: Settings, ref: str, corpus: str | None, chunk: int | None, window: int, as_json: bool) -> None:
+    """Show a document by doc_id or citation id, with its chunk map."""
+    retriever = open_retriever(settings)
+    try:
+        view = retriever.get_document(ref, corpus=corpus, chunk=chunk, window=window)
+    finally:
+        retriever.close()
+    if as_json:
+        _print_json(view)
+        return
+    click.echo(f"{view.corpus}:{view.doc_id} — {view.title} ({view.source})")
+    for span in view.chunks:
+        click.echo(f"  [{span.citation_id}] chars {span.char_start}-{span.char_end} {span.section}")
+    click.echo()
+    click.echo(view.text)
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+@handle_errors
+def status(settings: Settings, as_json: bool) -> None:
+    """Show where the index is, what it holds and what model built it."""
+    try:
+        retriever = Retriever.open(settings)
+    except IndexMissingError as e:
+        if as_json:
+            click.echo(json.dumps({"index": str(settings.index_dir), "built": False}))
+            return
+        raise click.ClickException(str(e)) from e
+    try:
+        corpora = retriever.corpora()
+        manifest = retriever.manifest
+        info = {
+            "index": str(retriever.generation), "built": True, "generation": manifest.generation,
+            "created": manifest.created, "embedding_model": manifest.embedding_model,
+            "dimension": manifest.dimension, "documents": manifest.documents, "chunks": manifest.chunks,
+            "corpora": [c.model_dump() for c in corpora],
+        }
+    finally:
+        retriever.close()
+    if as_json:
+        click.echo(json.dumps(info, indent=2, ensure_ascii=False))
+        return
+    click.echo(f"index: {info['index']}\ncreated: {manifest.created}")
+    click.echo(f"embedding model: {manifest.embedding_model} ({manifest.dimension}-d)")
+    click.echo(f"{manifest.documents} documents, {manifest.chunks} chunks")
+    for c in corpora:
+        click.echo(f"  {c.name}: {c.documents} documents, {c.chunks} chunks — {textwrap.shorten(c.description, 90)}")

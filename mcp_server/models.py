@@ -1,0 +1,110 @@
+"""The shapes users see: citations, hits, documents, SQL results, corpus summaries.
+
+These pydantic models are the public contract of DESIGN.md. The retrieval library
+returns them, the CLI prints them, and the MCP surface publishes their JSON schemas.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Retriever = Literal["vector", "keyword", "hybrid"]
+SqlValue = str | int | float | None
+
+
+def citation_id(corpus: str, doc_id: str, chunk: int) -> str:
+    """The citation id of one chunk: ``<corpus>:<doc_id>#<chunk>``."""
+    return f"{corpus}:{doc_id}#{chunk}"
+
+
+class Citation(BaseModel):
+    """Where a piece of evidence came from, precisely enough to quote and check it."""
+
+    id: str = Field(description="Citation id, '<corpus>:<doc_id>#<chunk>'; cite it as [id].")
+    corpus: str
+    doc_id: str = Field(description="Stable document id: its path inside the corpus, without extension.")
+    chunk: int = Field(description="Chunk number inside the document, from 0.")
+    title: str
+    source: str = Field(description="The document's file path inside its corpus.")
+    section: str = Field(description="Heading path of the chunk, e.g. 'Annual leave > Entitlement'.")
+    char_start: int = Field(description="Offset of the chunk's first character in the document text.")
+    char_end: int = Field(description="Offset one past the chunk's last character in the document text.")
+    updated: date | None = Field(default=None, description="The document's date, when known.")
+    url: str | None = Field(default=None, description="The document's original URL, when known.")
+
+
+class Hit(BaseModel):
+    """One ranked search result: a chunk of text and its citation."""
+
+    rank: int = Field(description="1 for the best hit.")
+    score: float = Field(description="Retriever score: cosine similarity, BM25, or fused RRF score.")
+    retriever: Retriever
+    text: str
+    citation: Citation
+
+
+class SearchFilters(BaseModel):
+    """Conditions on document metadata; every condition given must hold."""
+
+    category: str | None = Field(default=None, description="Exact document category.")
+    tags: list[str] = Field(default_factory=list, description="The document must carry all of these tags.")
+    date_from: date | None = Field(default=None, description="Document date on or after this day.")
+    date_to: date | None = Field(default=None, description="Document date on or before this day.")
+    source_prefix: str | None = Field(
+        default=None, description="Document path inside its corpus starts with this, e.g. 'hr/'."
+    )
+
+    def is_empty(self) -> bool:
+        return not (self.category or self.tags or self.date_from or self.date_to or self.source_prefix)
+
+
+class ChunkSpan(BaseModel):
+    """One chunk in a document's chunk map."""
+
+    chunk: int
+    citation_id: str
+    section: str
+    char_start: int
+    char_end: int
+
+
+class DocumentView(BaseModel):
+    """A whole document (or a window of its chunks) with metadata and chunk map."""
+
+    corpus: str
+    doc_id: str
+    title: str
+    source: str
+    category: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    updated: date | None = None
+    url: str | None = None
+    text: str = Field(description="The document text the chunk offsets refer to (or the requested window of it).")
+    text_offset: int = Field(default=0, description="Offset of `text` in the full document text.")
+    char_count: int = Field(description="Length of the full document text.")
+    chunks: list[ChunkSpan]
+    citation: Citation = Field(description="Citation of the first chunk returned.")
+
+
+class SqlResult(BaseModel):
+    """Rows from one read-only SQL query, with a citation for the query."""
+
+    columns: list[str]
+    rows: list[list[SqlValue]]
+    row_count: int = Field(description="Number of rows returned (after the row cap).")
+    truncated: bool = Field(description="True when more rows existed than were returned.")
+    citation_id: str = Field(description="'sql:<database>:<8-hex hash>'; cite it as [id].")
+    sql: str = Field(description="The normalised SQL that ran.")
+
+
+class CorpusInfo(BaseModel):
+    """A corpus in the index, with the description that tells a model when to use it."""
+
+    name: str
+    description: str
+    language: str | None = None
+    documents: int
+    chunks: int

@@ -1,0 +1,256 @@
+"""The retrieval core: vector, keyword and hybrid search, metadata filters and documents.
+
+Plain Python over one opened index generation; the CLI and the MCP server are thin
+surfaces over :class:`Retriever`. Every hit is joined to the document store for its
+citation record, so all retrievers return the same shape.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from mcp_server.embedding import Embedder, load_embedder
+from mcp_server.errors import InvalidQueryError, NotFoundError
+from mcp_server.fusion import reciprocal_rank_fusion
+from mcp_server.index import IndexLayout, Manifest
+from mcp_server.models import ChunkSpan, Citation, CorpusInfo, DocumentView, Hit, SearchFilters, citation_id
+from mcp_server.settings import Settings
+from mcp_server.stores.docstore import DocumentStore, StoredDocument
+from mcp_server.stores.keyword import WhooshIndex
+from mcp_server.stores.vector import ChromaStore
+
+SearchMode = Literal["vector", "keyword", "hybrid"]
+CITATION_ID = re.compile(r"^(?P<corpus>[^:#\s]+):(?P<doc_id>[^#]+?)(?:#(?P<chunk>\d+))?$")
+
+
+class Retriever:
+    """Search and read one index generation. Safe to share between threads."""
+
+    def __init__(self, generation: Path, manifest: Manifest, embedder: Embedder, settings: Settings) -> None:
+        manifest.check_model(embedder.name)
+        self.generation = generation
+        self.manifest = manifest
+        self.settings = settings
+        self._embedder = embedder
+        self._docstore = DocumentStore(generation / "docstore.sqlite", read_only=True)
+        self._vectors = ChromaStore(generation / "chroma", embedder)
+        self._keywords = WhooshIndex(generation / "whoosh", bm25_b=settings.bm25_b, bm25_k1=settings.bm25_k1)
+        self._corpora = {c.name: c for c in self._docstore.corpora()}
+
+    @classmethod
+    def open(cls, settings: Settings, embedder: Embedder | None = None) -> Retriever:
+        """Open the current generation; raises IndexMissingError or EmbeddingModelMismatchError."""
+        generation, manifest = IndexLayout(settings.index_dir).require_current()
+        embedder = embedder or load_embedder(settings.embedding_model, settings.embedding_config)
+        return cls(generation, manifest, embedder, settings)
+
+    def close(self) -> None:
+        self._docstore.close()
+        self._vectors.close()
+        self._keywords.close()
+
+    # -- corpora ---------------------------------------------------------------------------
+
+    def corpora(self) -> list[CorpusInfo]:
+        counts = self._docstore.counts()
+        return [
+            CorpusInfo(
+                name=c.name, description=c.description, language=c.language,
+                documents=counts.get(c.name, (0, 0))[0], chunks=counts.get(c.name, (0, 0))[1],
+            )
+            for c in self._corpora.values()
+        ]
+
+    def _check_corpus(self, corpus: str | None) -> None:
+        if corpus is not None and corpus not in self._corpora:
+            available = ", ".join(sorted(self._corpora)) or "none (run: ragmcp ingest)"
+            raise NotFoundError(f"unknown corpus {corpus!r}; available: {available}")
+
+    # -- search ----------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        mode: SearchMode = "hybrid",
+        corpus: str | None = None,
+        top_k: int = 5,
+        filters: SearchFilters | None = None,
+    ) -> list[Hit]:
+        """The ``top_k`` best chunks for ``query`` by the chosen retriever, each with its citation."""
+        query = self._check_query(query, top_k)
+        self._check_corpus(corpus)
+        doc_keys = None if filters is None or filters.is_empty() else self._docstore.matching_documents(corpus, filters)
+        if mode == "vector":
+            ranked = self._vector_ranking(query, top_k, corpus, doc_keys)
+        elif mode == "keyword":
+            ranked = self._keyword_ranking(query, top_k, corpus, doc_keys, required=True)
+        elif mode == "hybrid":
+            ranked = self._hybrid_ranking(query, top_k, corpus, doc_keys)
+        else:
+            raise InvalidQueryError(f"unknown search mode {mode!r}; use hybrid, vector or keyword")
+        return self._hits(ranked[:top_k], mode)
+
+    def _check_query(self, query: str, top_k: int) -> str:
+        query = query.strip()
+        if not query:
+            raise InvalidQueryError("the query is empty; pass the words or question to search for")
+        if len(query) > self.settings.max_query_chars:
+            raise InvalidQueryError(
+                f"the query is {len(query)} characters long; the limit is {self.settings.max_query_chars}. "
+                "Search for the key terms or one question at a time"
+            )
+        if not 1 <= top_k <= self.settings.max_top_k:
+            raise InvalidQueryError(f"top_k must be between 1 and {self.settings.max_top_k}, got {top_k}")
+        return query
+
+    def _vector_ranking(
+        self, query: str, k: int, corpus: str | None, doc_keys: set[str] | None
+    ) -> list[tuple[str, float]]:
+        embedding = self._embedder.embed([query])[0]
+        return self._vectors.query(embedding, k, corpus=corpus, doc_keys=doc_keys)
+
+    def _keyword_ranking(
+        self, query: str, k: int, corpus: str | None, doc_keys: set[str] | None, *, required: bool
+    ) -> list[tuple[str, float]]:
+        try:
+            return self._keywords.search(query, k, corpus=corpus, doc_keys=doc_keys)
+        except ValueError as e:
+            if required:
+                raise InvalidQueryError(
+                    f"{e}; keyword search needs specific words, names or codes — "
+                    "use vector or hybrid search for a general question"
+                ) from e
+            return []
+
+    def _hybrid_ranking(
+        self, query: str, k: int, corpus: str | None, doc_keys: set[str] | None
+    ) -> list[tuple[str, float]]:
+        depth = max(k, self.settings.candidate_depth)
+        vector = self._vector_ranking(query, depth, corpus, doc_keys)
+        keyword = self._keyword_ranking(query, depth, corpus, doc_keys, required=False)
+        return reciprocal_rank_fusion(
+            [[i for i, _ in vector], [i for i, _ in keyword]],
+            [self.settings.rrf_vector_weight, self.settings.rrf_keyword_weight],
+            self.settings.rrf_k,
+        )
+
+    def _hits(self, ranked: Sequence[tuple[str, float]], retriever: SearchMode) -> list[Hit]:
+        documents: dict[tuple[str, str], StoredDocument] = {}
+        hits = []
+        for rank, (cid, score) in enumerate(ranked, start=1):
+            corpus, doc_id, chunk = _parse_citation_id(cid)
+            key = (corpus, doc_id)
+            if key not in documents:
+                document = self._docstore.document(corpus, doc_id)
+                if document is None:  # pragma: no cover - the stores of one generation agree
+                    continue
+                documents[key] = document
+            citation = self._citation(documents[key], chunk)
+            text = documents[key].text[citation.char_start : citation.char_end]
+            hits.append(Hit(rank=rank, score=score, retriever=retriever, text=text, citation=citation))
+        return hits
+
+    def _citation(self, document: StoredDocument, chunk: int) -> Citation:
+        spans = {c.chunk: c for c in self._docstore.chunks(document.corpus, document.doc_id)}
+        if chunk not in spans:
+            raise NotFoundError(
+                f"document {document.corpus}:{document.doc_id} has no chunk #{chunk}; "
+                f"it has chunks 0 to {len(spans) - 1}"
+            )
+        span = spans[chunk]
+        return Citation(
+            id=citation_id(document.corpus, document.doc_id, chunk), corpus=document.corpus,
+            doc_id=document.doc_id, chunk=chunk, title=document.title, source=document.source,
+            section=span.section, char_start=span.char_start, char_end=span.char_end,
+            updated=document.date, url=document.url,
+        )
+
+    # -- documents -------------------------------------------------------------------------
+
+    def get_document(
+        self, ref: str, *, corpus: str | None = None, chunk: int | None = None, window: int = 0
+    ) -> DocumentView:
+        """A document by ``doc_id``, ``corpus:doc_id`` or citation id.
+
+        With a chunk (given, or taken from a citation id) only that chunk and ``window``
+        chunks on each side are returned; otherwise the whole text.
+        """
+        self._check_corpus(corpus)
+        ref_corpus, doc_id, ref_chunk = self._resolve_reference(ref.strip(), corpus)
+        document = self._docstore.document(ref_corpus, doc_id)
+        if document is None:
+            raise NotFoundError(self._unknown_document_message(ref, ref_corpus, doc_id))
+        spans = self._docstore.chunks(ref_corpus, doc_id)
+        chunk = chunk if chunk is not None else ref_chunk
+        if window < 0:
+            raise InvalidQueryError(f"window must be 0 or more, got {window}")
+        selected = spans
+        if chunk is not None:
+            if not 0 <= chunk < len(spans):
+                raise NotFoundError(
+                    f"document {ref_corpus}:{doc_id} has no chunk #{chunk}; it has chunks 0 to {len(spans) - 1}"
+                )
+            selected = spans[max(0, chunk - window) : chunk + window + 1]
+        start = selected[0].char_start if chunk is not None and selected else 0
+        end = selected[-1].char_end if chunk is not None and selected else len(document.text)
+        first = selected[0].chunk if selected else 0
+        return DocumentView(
+            corpus=ref_corpus, doc_id=doc_id, title=document.title, source=document.source,
+            category=document.category, tags=list(document.tags), updated=document.date, url=document.url,
+            text=document.text[start:end], text_offset=start, char_count=len(document.text),
+            chunks=[
+                ChunkSpan(
+                    chunk=s.chunk, citation_id=citation_id(ref_corpus, doc_id, s.chunk), section=s.section,
+                    char_start=s.char_start, char_end=s.char_end,
+                )
+                for s in selected
+            ],
+            citation=self._citation(document, first) if spans else _whole_document_citation(document),
+        )
+
+    def _resolve_reference(self, ref: str, corpus: str | None) -> tuple[str, str, int | None]:
+        if not ref:
+            raise InvalidQueryError("the document id is empty; pass a doc_id or a citation id from a search hit")
+        match = CITATION_ID.match(ref)
+        if match and match["corpus"] in self._corpora:
+            if corpus is not None and match["corpus"] != corpus:
+                raise InvalidQueryError(f"{ref!r} belongs to corpus {match['corpus']!r}, not {corpus!r}")
+            chunk = int(match["chunk"]) if match["chunk"] is not None else None
+            return match["corpus"], match["doc_id"], chunk
+        doc_id, _, chunk_text = ref.partition("#")
+        chunk = int(chunk_text) if chunk_text.isdigit() else None
+        if corpus is not None:
+            return corpus, doc_id, chunk
+        owners = [c for c in self._corpora if self._docstore.document(c, doc_id) is not None]
+        if len(owners) == 1:
+            return owners[0], doc_id, chunk
+        if len(owners) > 1:
+            raise InvalidQueryError(
+                f"document id {doc_id!r} exists in corpora {', '.join(owners)}; pass corpus or use '<corpus>:{doc_id}'"
+            )
+        raise NotFoundError(self._unknown_document_message(ref, None, doc_id))
+
+    def _unknown_document_message(self, ref: str, corpus: str | None, doc_id: str) -> str:
+        prefix = doc_id.rsplit("/", 1)[0] + "/" if "/" in doc_id else doc_id[:3]
+        similar = self._docstore.doc_ids_with_prefix(corpus, prefix)
+        hint = f" Similar ids: {', '.join(f'{c}:{d}' for c, d in similar)}." if similar else ""
+        return f"no document {ref!r}. Use ids from search hits (citation.doc_id or citation.id).{hint}"
+
+
+def _parse_citation_id(cid: str) -> tuple[str, str, int]:
+    corpus, _, rest = cid.partition(":")
+    doc_id, _, chunk = rest.rpartition("#")
+    return corpus, doc_id, int(chunk)
+
+
+def _whole_document_citation(document: StoredDocument) -> Citation:
+    """The citation of a document with no chunks (an empty document)."""
+    return Citation(
+        id=citation_id(document.corpus, document.doc_id, 0), corpus=document.corpus, doc_id=document.doc_id,
+        chunk=0, title=document.title, source=document.source, section="", char_start=0,
+        char_end=len(document.text), updated=document.date, url=document.url,
+    )

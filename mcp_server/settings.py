@@ -1,0 +1,85 @@
+"""Settings: one object, read from ``RAGMCP_*`` environment variables and CLI flags, validated once.
+
+Where things live:
+
+- ``data_dir`` (``RAGMCP_DATA_DIR``): the index generations, the embedding cache and the
+  materialised demo database. Defaults to the per-user data directory.
+- ``corpora`` (``RAGMCP_CORPORA``, paths separated by ``os.pathsep``): the corpus folders
+  that ``ragmcp ingest`` builds. Defaults to the bundled demo corpora.
+- ``database`` (``RAGMCP_DATABASE``): the SQLite file ``sql_query`` reads. Defaults to the
+  bundled demo database, built from ``corpora/company.sql`` on first use.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import platformdirs
+from pydantic import Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from mcp_server.embedding import DEFAULT_MODEL
+
+APP_NAME = "agentic-rag-mcp"
+
+
+def bundled_corpora_dir() -> Path:
+    """The demo corpora: inside the installed package (wheel) or at the repository root (checkout)."""
+    packaged = Path(__file__).parent / "corpora"
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parent.parent / "corpora"
+
+
+def bundled_corpus_dirs() -> list[Path]:
+    root = bundled_corpora_dir()
+    return sorted(p for p in root.iterdir() if (p / "corpus.toml").is_file()) if root.is_dir() else []
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="RAGMCP_", extra="forbid", validate_default=True)
+
+    data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir(APP_NAME)))
+    corpora: Annotated[list[Path], NoDecode] = Field(default_factory=bundled_corpus_dirs)
+    database: Path | None = None
+
+    embedding_model: str = DEFAULT_MODEL
+    embedding_config: str | None = None
+
+    max_top_k: int = Field(default=50, ge=1, le=1000)
+    max_query_chars: int = Field(default=2000, ge=16)
+    candidate_depth: int = Field(default=50, ge=1, description="Hits each retriever hands to hybrid fusion.")
+    rrf_k: float = Field(default=60.0, gt=0)
+    rrf_vector_weight: float = Field(default=1.0, ge=0)
+    rrf_keyword_weight: float = Field(default=1.0, ge=0)
+    bm25_b: float = Field(default=0.75, ge=0, le=1)
+    bm25_k1: float = Field(default=1.2, ge=0)
+
+    sql_max_rows: int = Field(default=200, ge=1, le=10_000)
+    sql_timeout_s: float = Field(default=5.0, gt=0, le=300)
+
+    @field_validator("corpora", mode="before")
+    @classmethod
+    def _split_paths(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [p for p in value.split(os.pathsep) if p.strip()]
+        return value
+
+    @field_validator("data_dir", "database", mode="after")
+    @classmethod
+    def _expand(cls, value: Path | None) -> Path | None:
+        return value.expanduser() if value is not None else None
+
+    @model_validator(mode="after")
+    def _check_weights(self) -> Settings:
+        if self.rrf_vector_weight == 0 and self.rrf_keyword_weight == 0:
+            raise ValueError("rrf_vector_weight and rrf_keyword_weight cannot both be 0")
+        return self
+
+    @property
+    def index_dir(self) -> Path:
+        return self.data_dir / "index"
+
+    @property
+    def embedding_cache_path(self) -> Path:
+        return self.data_dir / "embedding-cache.sqlite"

@@ -1,0 +1,58 @@
+"""A persistent cache of embeddings, keyed by model name and the hash of the embedded text.
+
+Ingestion looks every chunk up here before it embeds anything, and commits each new
+batch at once. That is what makes re-ingestion cheap (unchanged text is never embedded
+twice, even after a rebuild) and what lets a killed ingestion resume where it stopped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class EmbeddingCache:
+    def __init__(self, path: Path, model: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, text_key TEXT NOT NULL,"
+            " vector BLOB NOT NULL, PRIMARY KEY (model, text_key))"
+        )
+        self._db.commit()
+        self.model = model
+
+    def close(self) -> None:
+        self._db.close()
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """The cached vectors among ``keys``; missing keys are simply absent."""
+        found: dict[str, npt.NDArray[np.float32]] = {}
+        for start in range(0, len(keys), 500):
+            batch = list(keys[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            rows = self._db.execute(
+                f"SELECT text_key, vector FROM vectors WHERE model = ? AND text_key IN ({marks})",
+                [self.model, *batch],
+            )
+            for key, blob in rows:
+                found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put_many(self, items: Sequence[tuple[str, npt.NDArray[np.float32]]]) -> None:
+        """Store vectors and commit, so they survive a crash right after."""
+        self._db.executemany(
+            "INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)",
+            [(self.model, key, np.asarray(v, dtype=np.float32).tobytes()) for key, v in items],
+        )
+        self._db.commit()
