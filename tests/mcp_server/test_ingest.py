@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_settings, write_doc
+from tests.helpers import write_doc
 from mcp_server.embedding import Embedder
 from mcp_server.errors import EmbeddingModelMismatchError, IngestError
 from mcp_server.index import IndexLayout

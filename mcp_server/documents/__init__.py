@@ -1,0 +1,1 @@
+"""Documents: corpus configuration and discovery, loaders per file type, and chunking."""
