@@ -20,11 +20,13 @@ from pydantic import BaseModel, ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from mcp_server.demo_database import configured_database
 from mcp_server.errors import IndexMissingError, RetrievalError
 from mcp_server.ingest import IngestReport, ingest
 from mcp_server.models import Hit, SearchFilters
 from mcp_server.retrieval import Retriever
 from mcp_server.settings import Settings
+from mcp_server.sql import ReadOnlyDatabase
 
 F = TypeVar("F", bound=Callable[..., Any])
 stderr = Console(stderr=True)
@@ -145,7 +147,7 @@ def _print_hits(hits: list[Hit]) -> None:
     for hit in hits:
         c = hit.citation
         click.echo(f"[{c.id}]  {hit.retriever} score {hit.score:.4f}")
-        location = f"{c.title}" + (f" > {c.section}" if c.section else "")
+        location = c.section if c.section.startswith(c.title) else " > ".join(filter(None, [c.title, c.section]))
         click.echo(f"  {location} — {c.source} (chars {c.char_start}-{c.char_end})")
         body = " ".join(hit.text.split())
         click.echo(textwrap.indent(textwrap.fill(textwrap.shorten(body, 600, placeholder=" …"), 100), "  "))
@@ -220,6 +222,36 @@ def doc(settings: Settings, ref: str, corpus: str | None, chunk: int | None, win
         click.echo(f"  [{span.citation_id}] chars {span.char_start}-{span.char_end} {span.section}")
     click.echo()
     click.echo(view.text)
+
+
+@main.command()
+@click.argument("query")
+@click.option("-p", "--param", "params", multiple=True, help="A bound parameter for the next ? (repeatable).")
+@click.option("--max-rows", type=int, help="Row cap (default and ceiling: RAGMCP_SQL_MAX_ROWS).")
+@click.option("--schema", is_flag=True, help="Print the database schema before the result.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+@handle_errors
+def sql(settings: Settings, query: str, params: tuple[str, ...], max_rows: int | None, schema: bool, as_json: bool) -> None:
+    """Run one read-only SELECT on the configured database; the result cites the query."""
+    database = ReadOnlyDatabase(
+        configured_database(settings), max_rows=settings.sql_max_rows, timeout_s=settings.sql_timeout_s
+    )
+    if schema:
+        click.echo(database.schema_text() + "\n")
+    result = database.query(query, list(params) or None, max_rows=max_rows)
+    if as_json:
+        _print_json(result)
+        return
+    widths = [
+        max(len(str(v)) for v in [column, *(row[i] for row in result.rows)])
+        for i, column in enumerate(result.columns)
+    ]
+    click.echo("  ".join(c.ljust(w) for c, w in zip(result.columns, widths)))
+    for row in result.rows:
+        click.echo("  ".join(("NULL" if v is None else str(v)).ljust(w) for v, w in zip(row, widths)))
+    more = " (truncated: more rows exist; add LIMIT/WHERE or raise --max-rows)" if result.truncated else ""
+    click.echo(f"\n{result.row_count} rows{more}  [{result.citation_id}]")
 
 
 @main.command()

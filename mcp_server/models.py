@@ -108,3 +108,23 @@ class CorpusInfo(BaseModel):
     language: str | None = None
     documents: int
     chunks: int
+
+
+class ColumnInfo(BaseModel):
+    """One column of a table in the SQL database."""
+
+    name: str
+    type: str = Field(description="Declared SQLite type, e.g. 'INTEGER', 'TEXT'; empty when undeclared.")
+    primary_key: bool = Field(description="True when the column is (part of) the table's primary key.")
+    references: str | None = Field(
+        default=None, description="Foreign key target as 'table.column', when the column is one."
+    )
+
+
+class TableInfo(BaseModel):
+    """A table in the SQL database, with the description that tells a model what it holds."""
+
+    name: str
+    description: str = Field(description="What one row means; empty when the schema gives none.")
+    columns: list[ColumnInfo]
+    row_count: int

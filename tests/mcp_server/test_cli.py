@@ -1,0 +1,116 @@
+"""The ``ragmcp`` command line, run in-process with click's runner against real index files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mcp_server.cli import main
+from mcp_server.settings import Settings
+
+
+@pytest.fixture
+def run(tiny_settings: Settings, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("RAGMCP_DATA_DIR", str(tiny_settings.data_dir))
+    monkeypatch.setenv("RAGMCP_CORPORA", str(tiny_settings.corpora[0]))
+
+    def invoke(*args: str) -> tuple[int, str, str]:
+        result = CliRunner().invoke(main, list(args))
+        return result.exit_code, result.stdout, result.stderr
+
+    return invoke
+
+
+def test_search_builds_a_missing_index_then_prints_cited_hits(run) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = run("search", "zebraword fuel", "-k", "1")
+    assert code == 0, err
+    assert "no index yet" in err and "published gen-" in err
+    assert out.startswith("[tiny:alpha#0]")
+    assert "alpha.md (chars 0-" in out
+
+
+def test_search_json_output_is_the_hit_contract(run) -> None:  # type: ignore[no-untyped-def]
+    run("ingest")
+    code, out, _ = run("search", "lead shielding", "--json", "--mode", "vector", "-k", "2")
+    hits = json.loads(out)
+    assert code == 0 and len(hits) == 2
+    assert set(hits[0]) == {"rank", "score", "retriever", "text", "citation"}
+    assert set(hits[0]["citation"]) == {
+        "id", "corpus", "doc_id", "chunk", "title", "source", "section", "char_start", "char_end", "updated", "url",
+    }
+    assert hits[0]["citation"]["id"] == "tiny:gamma#0"
+
+
+def test_ingest_twice_reports_nothing_to_do(run) -> None:  # type: ignore[no-untyped-def]
+    assert run("ingest")[0] == 0
+    code, _, err = run("ingest")
+    assert code == 0 and "index is up to date" in err and "3 unchanged" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("search", "x", "--corpus", "nope"), "unknown corpus 'nope'; available: tiny"),
+        (("search", "x", "-k", "0"), "top_k must be between 1 and 50"),
+        (("search", "", ), "the query is empty"),
+        (("search", "x", "--since", "last week"), "is not a date; use YYYY-MM-DD"),
+        (("doc", "../../etc/passwd"), "no document '../../etc/passwd'"),
+        (("ingest", "/no/such/folder"), "neither a folder nor a known corpus"),
+    ],
+)
+def test_bad_input_exits_non_zero_with_a_message(run, args: tuple[str, ...], message: str) -> None:  # type: ignore[no-untyped-def]
+    run("ingest")
+    code, out, err = run(*args)
+    assert code != 0
+    assert message in err
+    assert "Traceback" not in err + out
+
+
+def test_status_reports_model_and_corpora(run) -> None:  # type: ignore[no-untyped-def]
+    code, out, _ = run("status", "--json")
+    assert code == 0 and json.loads(out) == {"index": json.loads(out)["index"], "built": False}
+    run("ingest")
+    code, out, _ = run("status", "--json")
+    status = json.loads(out)
+    assert status["embedding_model"] == "all-MiniLM-L6-v2-int8" and status["dimension"] == 384
+    assert [(c["name"], c["documents"], c["chunks"]) for c in status["corpora"]] == [("tiny", 3, 3)]
+
+
+def test_doc_shows_chunk_map_and_text(run) -> None:  # type: ignore[no-untyped-def]
+    run("ingest")
+    code, out, _ = run("doc", "tiny:beta#0")
+    assert code == 0
+    assert out.splitlines()[0] == "tiny:beta — Beta (beta.md)"
+    assert "[tiny:beta#0] chars 0-" in out and "quarterly roadmap" in out
+
+
+def test_ingest_progress_and_logs_go_to_stderr_only(tiny_settings: Settings, tmp_path: Path) -> None:
+    env = {"RAGMCP_DATA_DIR": str(tiny_settings.data_dir), "RAGMCP_CORPORA": str(tiny_settings.corpora[0])}
+    result = subprocess.run(
+        [sys.executable, "-m", "mcp_server", "ingest"], env={**__import__("os").environ, **env},
+        capture_output=True, text=True, check=True,
+    )
+    assert result.stdout == ""
+    assert "embedding chunks" in result.stderr and "published gen-" in result.stderr
+
+
+def test_sql_reads_the_demo_database_and_cites_the_query(run) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = run("sql", "SELECT name FROM departments WHERE name = ?", "-p", "Engineering", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["rows"] == [["Engineering"]] and result["columns"] == ["name"]
+    assert result["citation_id"].startswith("sql:company:") and len(result["citation_id"]) == len("sql:company:") + 8
+
+
+def test_sql_refuses_writes_and_leaves_the_database_unchanged(run, tiny_settings: Settings) -> None:  # type: ignore[no-untyped-def]
+    assert run("sql", "SELECT count(*) FROM employees")[0] == 0
+    database = tiny_settings.data_dir / "databases" / "company.sqlite"
+    before = database.read_bytes()
+    code, _, err = run("sql", "DELETE FROM employees")
+    assert code == 1 and "Only read-only queries are allowed" in err
+    assert database.read_bytes() == before
