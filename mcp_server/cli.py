@@ -9,8 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import textwrap
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,52 +17,18 @@ from typing import Any, TypeVar
 import click
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from mcp_server.demo_database import configured_database
 from mcp_server.errors import IndexMissingError, RetrievalError
 from mcp_server.ingest import IngestReport, ingest
 from mcp_server.models import Hit, SearchFilters
+from mcp_server.progress import stderr_progress
 from mcp_server.retrieval import Retriever
 from mcp_server.settings import Settings
 from mcp_server.sql import ReadOnlyDatabase
 
 F = TypeVar("F", bound=Callable[..., Any])
 stderr = Console(stderr=True)
-
-
-class RateColumn(TextColumn):
-    """Items per second of the running task."""
-
-    def __init__(self) -> None:
-        super().__init__("")
-
-    def render(self, task: Any) -> Any:
-        speed = task.finished_speed or task.speed
-        return f"{speed:,.1f}/s" if speed else ""
-
-
-class BarProgress:
-    """Ingestion progress as a rich progress bar on stderr, one bar per phase."""
-
-    def __init__(self, progress: Progress) -> None:
-        self._progress = progress
-        self._task: Any = None
-
-    def start(self, phase: str, total: int) -> None:
-        if self._task is not None:
-            self._progress.update(self._task, completed=self._progress.tasks[-1].total)
-        self._task = self._progress.add_task(phase, total=total)
-
-    def advance(self, amount: int) -> None:
-        self._progress.advance(self._task, amount)
-
-
-@contextmanager
-def bar_progress() -> Iterator[BarProgress]:
-    columns = (TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(), RateColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=stderr, transient=False) as progress:
-        yield BarProgress(progress)
 
 
 def load_settings(**overrides: Any) -> Settings:
@@ -115,7 +80,7 @@ def open_retriever(settings: Settings) -> Retriever:
         return Retriever.open(settings)
     except IndexMissingError:
         stderr.print(f"no index yet at {settings.index_dir}; building it from the configured corpora")
-        with bar_progress() as progress:
+        with stderr_progress(stderr) as progress:
             print_ingest_report(ingest(settings, progress=progress))
         return Retriever.open(settings)
 
@@ -132,7 +97,7 @@ def ingest_command(settings: Settings, targets: tuple[str, ...], rebuild: bool) 
     corpus (RAGMCP_CORPORA, default: the bundled demo corpora) and every corpus already
     in the index is brought up to date. Unchanged documents cost nothing.
     """
-    with bar_progress() as progress:
+    with stderr_progress(stderr) as progress:
         report = ingest(settings, targets, rebuild=rebuild, progress=progress)
     print_ingest_report(report)
 

@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import BENCH_DATA, CACHE, REPO, log, write_beir_corpus_folder  # noqa: E402
 
-from mcp_server.cli import bar_progress  # noqa: E402
+from mcp_server.progress import stderr_progress  # noqa: E402
 from mcp_server.embedding import load_embedder  # noqa: E402
 from mcp_server.ingest import EMBED_BATCH, ingest  # noqa: E402
 from mcp_server.settings import Settings  # noqa: E402
@@ -71,7 +71,7 @@ def main() -> None:
     settings = Settings(data_dir=data_dir, corpora=[corpus_dir])
 
     log(f"ingesting {documents} documents into a fresh index at {data_dir}")
-    with bar_progress() as progress:
+    with stderr_progress() as progress:
         first = ingest(settings, progress=progress)
     peak = peak_rss_mib()
     log(f"bare embedding of the same chunks")
@@ -84,7 +84,7 @@ def main() -> None:
     for path in changed_files:
         path.write_text(path.read_text(encoding="utf-8") + "\nRevised abstract.\n", encoding="utf-8")
     log(f"re-ingest, {len(changed_files)} documents changed")
-    with bar_progress() as progress:
+    with stderr_progress() as progress:
         one_percent = ingest(settings, progress=progress)
 
     result = {

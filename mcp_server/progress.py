@@ -1,0 +1,96 @@
+"""Progress of long work (ingestion) on stderr: a live bar on a terminal, plain log lines otherwise.
+
+stdout is never touched: it carries results, or the MCP protocol when serving over stdio.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from mcp_server.ingest import Progress as ProgressSink
+
+LOG_INTERVAL_S = 10.0
+
+
+class _RateColumn(TextColumn):
+    """Items per second of the running task."""
+
+    def __init__(self) -> None:
+        super().__init__("")
+
+    def render(self, task: Any) -> Any:
+        speed = task.finished_speed or task.speed
+        return f"{speed:,.1f}/s" if speed else ""
+
+
+class BarProgress:
+    """One rich progress bar per phase."""
+
+    def __init__(self, progress: Progress) -> None:
+        self._progress = progress
+        self._task: Any = None
+
+    def start(self, phase: str, total: int) -> None:
+        self._task = self._progress.add_task(phase, total=total)
+
+    def advance(self, amount: int) -> None:
+        self._progress.advance(self._task, amount)
+
+
+class LogProgress:
+    """A line per phase start and end, and one every LOG_INTERVAL_S seconds in between."""
+
+    def __init__(self, console: Console) -> None:
+        self._console = console
+        self._phase, self._total, self._done = "", 0, 0
+        self._started = self._last = 0.0
+
+    def start(self, phase: str, total: int) -> None:
+        self._finish()
+        self._phase, self._total, self._done = phase, total, 0
+        self._started = self._last = time.monotonic()
+        if total:
+            self._console.print(f"{phase}: 0/{total}", highlight=False)
+
+    def advance(self, amount: int) -> None:
+        self._done += amount
+        now = time.monotonic()
+        if now - self._last >= LOG_INTERVAL_S:
+            self._last = now
+            self._line(now)
+
+    def close(self) -> None:
+        self._finish()
+
+    def _finish(self) -> None:
+        if self._total:
+            self._line(time.monotonic())
+            self._total = 0
+
+    def _line(self, now: float) -> None:
+        rate = self._done / max(now - self._started, 1e-9)
+        self._console.print(f"{self._phase}: {self._done}/{self._total} ({rate:,.1f}/s)", highlight=False)
+
+
+@contextmanager
+def stderr_progress(console: Console | None = None) -> Iterator[ProgressSink]:
+    """A progress sink on stderr that suits where stderr goes."""
+    console = console or Console(stderr=True)
+    if console.is_terminal:
+        columns = (
+            TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(), _RateColumn(), TimeElapsedColumn()
+        )
+        with Progress(*columns, console=console) as progress:
+            yield BarProgress(progress)
+    else:
+        log = LogProgress(console)
+        try:
+            yield log
+        finally:
+            log.close()
