@@ -121,8 +121,10 @@ class IndexLayout:
 
 
 def new_generation_name() -> str:
-    """Sortable by creation time: ``gen-<UTC timestamp>-<random>``."""
-    return f"gen-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{uuid.uuid4().hex[:6]}"
+    """Sortable by creation time: ``gen-<UTC timestamp with microseconds>-<random>``."""
+    now = time.time()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f"{int(now % 1 * 1e6):06d}"
+    return f"gen-{stamp}-{uuid.uuid4().hex[:6]}"
 
 
 def read_manifest(generation: Path) -> Manifest:
