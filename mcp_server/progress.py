@@ -48,7 +48,7 @@ class LogProgress:
 
     def __init__(self, console: Console) -> None:
         self._console = console
-        self._phase, self._total, self._done = "", 0, 0
+        self._phase, self._total, self._done, self._reported = "", 0, 0, -1
         self._started = self._last = 0.0
 
     def start(self, phase: str, total: int) -> None:
@@ -69,12 +69,13 @@ class LogProgress:
         self._finish()
 
     def _finish(self) -> None:
-        if self._total:
+        if self._total and self._reported != self._done:
             self._line(time.monotonic())
-            self._total = 0
+        self._total = 0
 
     def _line(self, now: float) -> None:
         rate = self._done / max(now - self._started, 1e-9)
+        self._reported = self._done
         self._console.print(f"{self._phase}: {self._done}/{self._total} ({rate:,.1f}/s)", highlight=False)
 
 
