@@ -28,7 +28,11 @@ from mcp_server.errors import EmbeddingModelError
 DEFAULT_MODEL = "minilm-int8"
 DEFAULT_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained with 256-token inputs
-BATCH_SIZE = 32
+MAX_BATCH = 32
+BATCH_TOKENS = 512
+"""Padded tokens per model call. Measured on 2 cores (best of 3): ~130-token texts embed at
+46/s in calls of 512 tokens against 39/s in batches of 32; ~250-token texts at 21.5/s against
+18.2/s; short texts lose about 5%. Long inputs run fastest a few at a time."""
 
 
 def default_model_files() -> tuple[Path, Path]:
@@ -49,6 +53,21 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def _token_budget_batches(order: list[int], lengths: list[int]) -> list[list[int]]:
+    """Split length-sorted indices into batches of at most BATCH_TOKENS padded tokens (and MAX_BATCH texts)."""
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for index in order:
+        # sorted ascending, so the newest text is the longest and sets the padded width
+        if current and (len(current) + 1) * lengths[index] > BATCH_TOKENS or len(current) == MAX_BATCH:
+            batches.append(current)
+            current = []
+        current.append(index)
+    if current:
+        batches.append(current)
+    return batches
 
 
 @register_embedding_function
@@ -116,8 +135,7 @@ class OnnxSentenceEmbedding(EmbeddingFunction[Documents]):
         encodings = self._tokenizer.encode_batch(texts)
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         vectors: list[npt.NDArray[np.float32]] = [np.empty(0, np.float32)] * len(texts)
-        for start in range(0, len(order), BATCH_SIZE):
-            batch = order[start : start + BATCH_SIZE]
+        for batch in _token_budget_batches(order, [len(e.ids) for e in encodings]):
             for index, vector in zip(batch, self._embed_batch([encodings[i] for i in batch])):
                 vectors[index] = vector
         return vectors

@@ -87,3 +87,14 @@ def test_reopened_chroma_collection_rebuilds_our_embedding_function(tmp_path: Pa
     assert isinstance(collection.configuration["embedding_function"], OnnxSentenceEmbedding)
     assert collection.query(query_texts=["when is the bonus paid"], n_results=1)["ids"] == [["c:d0#0"]]
     client.close()
+
+
+def test_token_budget_batches_cover_every_text_once_within_the_budget() -> None:
+    lengths = [3, 300, 7, 120, 120, 40, 5, 256, 9, 60] * 7
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    batches = onnx_model._token_budget_batches(order, lengths)
+    assert [i for batch in batches for i in batch] == order
+    for batch in batches:
+        width = max(lengths[i] for i in batch)
+        assert len(batch) == 1 or len(batch) * width <= onnx_model.BATCH_TOKENS
+        assert len(batch) <= onnx_model.MAX_BATCH
