@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
+import sys
 import textwrap
 from collections.abc import Callable
 from datetime import date
@@ -18,17 +20,18 @@ import click
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
 
-from mcp_server.demo_database import configured_database
+from mcp_server.demo_database import open_database
 from mcp_server.errors import IndexMissingError, RetrievalError
+from mcp_server.index import IndexLayout
 from mcp_server.ingest import IngestReport, ingest
 from mcp_server.models import Hit, SearchFilters
 from mcp_server.progress import stderr_progress
 from mcp_server.retrieval import Retriever
 from mcp_server.settings import Settings
-from mcp_server.sql import ReadOnlyDatabase
 
 F = TypeVar("F", bound=Callable[..., Any])
 stderr = Console(stderr=True)
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def load_settings(**overrides: Any) -> Settings:
@@ -36,6 +39,11 @@ def load_settings(**overrides: Any) -> Settings:
         return Settings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as e:
         raise click.ClickException(f"invalid settings: {e}") from e
+
+
+def with_overrides(settings: Settings, **overrides: Any) -> Settings:
+    """``settings`` with the non-None ``overrides`` applied, validated again."""
+    return load_settings(**{**settings.model_dump(include=settings.model_fields_set), **overrides})
 
 
 def handle_errors(func: F) -> F:
@@ -74,15 +82,18 @@ def print_ingest_report(report: IngestReport) -> None:
         )
 
 
-def open_retriever(settings: Settings) -> Retriever:
-    """Open the index, building it from the configured corpora first if there is none yet."""
-    try:
-        return Retriever.open(settings)
-    except IndexMissingError:
+def ensure_index(settings: Settings) -> None:
+    """Build the index from the configured corpora if there is none yet, with progress on stderr."""
+    if IndexLayout(settings.index_dir).current() is None:
         stderr.print(f"no index yet at {settings.index_dir}; building it from the configured corpora")
         with stderr_progress(stderr) as progress:
             print_ingest_report(ingest(settings, progress=progress))
-        return Retriever.open(settings)
+
+
+def open_retriever(settings: Settings) -> Retriever:
+    """Open the index, building it from the configured corpora first if there is none yet."""
+    ensure_index(settings)
+    return Retriever.open(settings)
 
 
 @main.command("ingest")
@@ -199,9 +210,7 @@ def doc(settings: Settings, ref: str, corpus: str | None, chunk: int | None, win
 @handle_errors
 def sql(settings: Settings, query: str, params: tuple[str, ...], max_rows: int | None, schema: bool, as_json: bool) -> None:
     """Run one read-only SELECT on the configured database; the result cites the query."""
-    database = ReadOnlyDatabase(
-        configured_database(settings), max_rows=settings.sql_max_rows, timeout_s=settings.sql_timeout_s
-    )
+    database = open_database(settings)
     if schema:
         click.echo(database.schema_text() + "\n")
     result = database.query(query, list(params) or None, max_rows=max_rows)
@@ -251,3 +260,59 @@ def status(settings: Settings, as_json: bool) -> None:
     click.echo(f"{manifest.documents} documents, {manifest.chunks} chunks")
     for c in corpora:
         click.echo(f"  {c.name}: {c.documents} documents, {c.chunks} chunks — {textwrap.shorten(c.description, 90)}")
+
+
+@main.command()
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
+              help="stdio for a desktop host that starts the server; http for a shared server.")
+@click.option("--host", help="HTTP: address to bind (env RAGMCP_HTTP_HOST, default 127.0.0.1).")
+@click.option("--port", type=int, help="HTTP: port (env RAGMCP_HTTP_PORT, default 8000).")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="HTTP: worker processes sharing the index (needs --stateless).")
+@click.option("--allowed-host", "allowed_hosts", multiple=True,
+              help="HTTP: accept this Host header too, e.g. rag.example.com:* (repeatable).")
+@click.option("--allowed-origin", "allowed_origins", multiple=True,
+              help="HTTP: accept this Origin header too, e.g. https://app.example.com (repeatable).")
+@click.option("--stateless/--stateful", default=None,
+              help="HTTP: a fresh MCP transport per request, no sessions (default: stateless).")
+@click.option("--max-body-bytes", type=int, help="HTTP: largest request body accepted (default 1 MiB).")
+@click.pass_obj
+@handle_errors
+def serve(
+    settings: Settings, transport: str, host: str | None, port: int | None, workers: int,
+    allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], stateless: bool | None,
+    max_body_bytes: int | None,
+) -> None:
+    """Serve the retrieval tools over MCP (stdio by default; HTTP at /mcp with --transport http).
+
+    A missing index is built from the configured corpora first, with progress on stderr.
+    Logs go to stderr; over stdio, stdout carries nothing but the protocol.
+    """
+    # Imported here: the MCP SDK and uvicorn add a second to start-up, which other commands don't need.
+    from mcp_server.http_app import is_loopback, serve_http
+    from mcp_server.server import serve_stdio
+
+    settings = with_overrides(
+        settings, http_host=host, http_port=port, allowed_hosts=list(allowed_hosts) or None,
+        allowed_origins=list(allowed_origins) or None, stateless_http=stateless, max_body_bytes=max_body_bytes,
+    )
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=LOG_FORMAT)
+    ensure_index(settings)
+    if transport == "stdio":
+        serve_stdio(settings)
+        return
+    if workers > 1 and not settings.stateless_http:
+        raise click.ClickException("--workers above 1 needs --stateless: sessions live in one worker's memory")
+    if not is_loopback(settings.http_host):
+        _warn_exposed(settings)
+    serve_http(settings, workers)
+
+
+def _warn_exposed(settings: Settings) -> None:
+    stderr.print(
+        f"[bold red]WARNING: serving on {settings.http_host}:{settings.http_port} with NO authentication.[/]\n"
+        "[red]Anyone who can reach this address can read every corpus and query the database. "
+        "Bind to 127.0.0.1, or put an authenticating reverse proxy in front. Clients must send a Host "
+        "header you allow with --allowed-host.[/]",
+        highlight=False,
+    )

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from mcp_server.errors import IngestError, NotFoundError
 from mcp_server.settings import Settings, bundled_corpora_dir
+from mcp_server.sql import ReadOnlyDatabase
 
 DATABASE_SCRIPT_NAME = "company.sql"
 
@@ -110,3 +111,13 @@ def configured_database(settings: Settings) -> Path:
         return settings.database
     script = bundled_database_script(bundled_corpora_dir())
     return materialize_database(script, settings.data_dir / "databases" / "company.sqlite")
+
+
+def open_database(settings: Settings) -> ReadOnlyDatabase:
+    """The configured database, read-only, with the row, time and size limits of ``settings``."""
+    return ReadOnlyDatabase(
+        configured_database(settings),
+        max_rows=settings.sql_max_rows,
+        timeout_s=settings.sql_timeout_s,
+        max_result_chars=settings.max_result_chars,
+    )

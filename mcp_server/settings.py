@@ -8,6 +8,9 @@ Where things live:
   that ``ragmcp ingest`` builds. Defaults to the bundled demo corpora.
 - ``database`` (``RAGMCP_DATABASE``): the SQLite file ``sql_query`` reads. Defaults to the
   bundled demo database, built from ``corpora/company.sql`` on first use.
+
+The ``http_*`` fields and the ``allowed_*`` lists configure ``ragmcp serve --transport http``;
+its worker processes receive the parent's settings through :meth:`Settings.to_env`.
 """
 
 from __future__ import annotations
@@ -58,11 +61,36 @@ class Settings(BaseSettings):
     sql_max_rows: int = Field(default=200, ge=1, le=10_000)
     sql_timeout_s: float = Field(default=5.0, gt=0, le=300)
 
+    max_result_chars: int = Field(
+        default=20_000, ge=1_000, description="Most characters of text one MCP tool call returns."
+    )
+    max_concurrent_calls: int = Field(
+        default=4, ge=1, le=256, description="MCP tool calls running at once per process; more wait their turn."
+    )
+
+    http_host: str = "127.0.0.1"
+    http_port: int = Field(default=8000, ge=0, le=65_535)
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Host headers accepted over HTTP besides loopback; 'name:*' for any port."
+    )
+    allowed_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Origin headers accepted over HTTP besides loopback ones."
+    )
+    stateless_http: bool = Field(default=True, description="A fresh MCP transport per HTTP request (no sessions).")
+    max_body_bytes: int = Field(default=1_048_576, ge=1_024, description="Largest HTTP request body accepted.")
+
     @field_validator("corpora", mode="before")
     @classmethod
     def _split_paths(cls, value: Any) -> Any:
         if isinstance(value, str):
             return [p for p in value.split(os.pathsep) if p.strip()]
+        return value
+
+    @field_validator("allowed_hosts", "allowed_origins", mode="before")
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [item.strip() for item in value.split(",") if item.strip()]
         return value
 
     @field_validator("data_dir", "database", mode="after")
@@ -75,6 +103,18 @@ class Settings(BaseSettings):
         if self.rrf_vector_weight == 0 and self.rrf_keyword_weight == 0:
             raise ValueError("rrf_vector_weight and rrf_keyword_weight cannot both be 0")
         return self
+
+    def to_env(self) -> dict[str, str]:
+        """``RAGMCP_*`` variables that recreate every explicitly set field in another process."""
+        env = {}
+        for name in sorted(self.model_fields_set):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, list):
+                value = (os.pathsep if name == "corpora" else ",").join(str(item) for item in value)
+            env[f"RAGMCP_{name.upper()}"] = str(value)
+        return env
 
     @property
     def index_dir(self) -> Path:

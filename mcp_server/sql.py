@@ -58,7 +58,7 @@ MAX_COLUMNS = 100
 MAX_PARAMS = 100
 """Most bound parameters per query (SQLITE_LIMIT_VARIABLE_NUMBER)."""
 MAX_RESULT_CHARS = 1_000_000
-"""Total characters of cell text returned per query; rows beyond it are cut (``truncated``)."""
+"""Default total characters of cell text returned per query; rows beyond it are cut (``truncated``)."""
 PROGRESS_STEPS = 1_000
 """Virtual-machine steps between wall-clock checks."""
 
@@ -175,6 +175,7 @@ class ReadOnlyDatabase:
     """A SQLite file that can be queried but never modified, with bounded results.
 
     ``max_rows`` is both the default and the ceiling of the per-call ``max_rows``.
+    ``max_result_chars`` caps the cell text of one result (rows beyond it are cut).
     ``name`` (default: the file stem) appears in citation ids.
     """
 
@@ -186,16 +187,18 @@ class ReadOnlyDatabase:
         max_rows: int = 200,
         timeout_s: float = 5.0,
         max_value_chars: int = 2000,
+        max_result_chars: int = MAX_RESULT_CHARS,
     ) -> None:
         self.path = Path(path).resolve()
         self.name = name if name is not None else self.path.stem
         if not _NAME.fullmatch(self.name):
             raise ValueError(f"Database name {self.name!r} must match [A-Za-z0-9_.-]+; pass name=... explicitly.")
-        if max_rows < 1 or timeout_s <= 0 or max_value_chars < 1:
-            raise ValueError("max_rows and max_value_chars must be >= 1 and timeout_s > 0.")
+        if max_rows < 1 or timeout_s <= 0 or max_value_chars < 1 or max_result_chars < 1:
+            raise ValueError("max_rows, max_value_chars and max_result_chars must be >= 1 and timeout_s > 0.")
         self.max_rows = max_rows
         self.timeout_s = timeout_s
         self.max_value_chars = max_value_chars
+        self.max_result_chars = max_result_chars
         self._require_file()
 
     def query(self, sql: str, params: Params = None, max_rows: int | None = None) -> SqlResult:
@@ -283,7 +286,7 @@ class ReadOnlyDatabase:
                 return rows, True
             row = [self._cell(value) for value in raw]
             size += sum(len(str(value)) for value in row)
-            if rows and size > MAX_RESULT_CHARS:
+            if rows and size > self.max_result_chars:
                 return rows, True
             rows.append(row)
         return rows, False

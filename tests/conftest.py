@@ -11,9 +11,7 @@ import pytest
 from mcp_server.ingest import ingest
 from mcp_server.retrieval import Retriever
 from mcp_server.settings import Settings
-from tests.helpers import make_settings, write_doc
-
-FIXTURES = Path(__file__).parent / "fixtures"
+from tests.helpers import FIXTURES, make_settings, write_doc
 
 
 @pytest.fixture

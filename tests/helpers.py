@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from mcp_server.settings import Settings
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def write_doc(folder: Path, relpath: str, title: str, body: str, **front: str) -> Path:
@@ -18,3 +21,9 @@ def write_doc(folder: Path, relpath: str, title: str, body: str, **front: str) -
 
 def make_settings(data_dir: Path, *corpora: Path) -> Settings:
     return Settings(data_dir=data_dir, corpora=list(corpora))
+
+
+def subprocess_env(settings: Settings) -> dict[str, str]:
+    """The environment for a ``python -m mcp_server`` child of this checkout serving ``settings``."""
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith("RAGMCP_")}
+    return {**inherited, **settings.to_env(), "PYTHONPATH": str(Path(__file__).resolve().parents[1])}

@@ -1,0 +1,159 @@
+"""``ragmcp serve --transport http``: the MCP tools over streamable HTTP at ``/mcp``, plus ``/healthz``.
+
+Each uvicorn worker process calls :func:`create_app`, which reads :class:`Settings` from
+the ``RAGMCP_*`` environment (the parent exports its own with :meth:`Settings.to_env`),
+opens the index once and serves it until shutdown. Stateless mode (the default) gives
+every request a fresh MCP transport, so any worker can answer any request and several
+workers or hosts can share one read-only index.
+
+Every request, ``/healthz`` included, must carry an allowed ``Host`` header and, when it
+has one, an allowed ``Origin``: loopback names, the bound address, and the configured
+lists. This is the protection against DNS rebinding, on by default. Request bodies over
+``settings.max_body_bytes`` are refused with 413.
+"""
+
+from __future__ import annotations
+
+import copy
+import ipaddress
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import uvicorn
+import uvicorn.config
+from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from mcp_server.server import build_server
+from mcp_server.settings import Settings
+from mcp_server.tools import RetrievalTools
+
+MCP_PATH = "/mcp"
+GRACEFUL_SHUTDOWN_S = 10
+"""Seconds in-flight requests get to finish after SIGINT/SIGTERM."""
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def transport_security(settings: Settings) -> TransportSecuritySettings:
+    """The Host/Origin allow-lists: loopback, the bound address (unless a wildcard), and the configured ones."""
+    names = list(LOOPBACK_NAMES)
+    if settings.http_host not in WILDCARD_HOSTS and not is_loopback(settings.http_host):
+        names.append(f"[{settings.http_host}]" if ":" in settings.http_host else settings.http_host)
+    hosts = [pattern for name in names for pattern in (name, f"{name}:*")]
+    origins = [
+        pattern
+        for name in names
+        for scheme in ("http", "https")
+        for pattern in (f"{scheme}://{name}", f"{scheme}://{name}:*")
+    ]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts + settings.allowed_hosts,
+        allowed_origins=origins + settings.allowed_origins,
+    )
+
+
+class HeaderCheck:
+    """Refuses any HTTP request whose Host or Origin is not allowed (421 / 403), on every path."""
+
+    def __init__(self, app: ASGIApp, security: TransportSecuritySettings) -> None:
+        self.app = app
+        self.check = TransportSecurityMiddleware(security)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            refusal = await self.check.validate_request(Request(scope), is_post=False)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def build_http_app(settings: Settings, tools: RetrievalTools) -> Starlette:
+    """The ASGI app serving ``tools``; it closes them when it shuts down."""
+    server = build_server(settings, tools)
+    security = transport_security(settings)
+    mcp_app = server.streamable_http_app(
+        streamable_http_path=MCP_PATH,
+        stateless_http=settings.stateless_http,
+        json_response=settings.stateless_http,
+        max_request_body_size=settings.max_body_bytes,
+        transport_security=security,
+    )
+    health = _health(tools)
+
+    async def healthz(request: Request) -> Response:
+        ok = tools.retriever.generation.is_dir()
+        return JSONResponse({**health, "status": "ok" if ok else "missing"}, status_code=200 if ok else 503)
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            async with server.session_manager.run():
+                yield
+        finally:
+            tools.close()
+
+    app = Starlette(routes=[Route("/healthz", healthz), Mount("/", app=mcp_app)], lifespan=lifespan)
+    app.add_middleware(HeaderCheck, security=security)
+    return app
+
+
+def _health(tools: RetrievalTools) -> dict[str, object]:
+    """What /healthz reports about the opened index (fixed for the life of the process)."""
+    manifest = tools.retriever.manifest
+    return {
+        "generation": manifest.generation,
+        "created": manifest.created,
+        "embedding_model": manifest.embedding_model,
+        "documents": manifest.documents,
+        "chunks": manifest.chunks,
+        "corpora": {c.name: {"documents": c.documents, "chunks": c.chunks} for c in tools.retriever.corpora()},
+        "database": tools.database.name,
+    }
+
+
+def create_app() -> Starlette:
+    """The uvicorn factory: settings from the environment, the index opened once per worker."""
+    settings = Settings()
+    return build_http_app(settings, RetrievalTools.open(settings))
+
+
+def serve_http(settings: Settings, workers: int) -> None:
+    """Run uvicorn with ``workers`` processes until SIGINT/SIGTERM, then drain and stop."""
+    os.environ.update(settings.to_env())
+    uvicorn.run(
+        f"{__name__}:create_app",
+        factory=True,
+        host=settings.http_host,
+        port=settings.http_port,
+        workers=workers,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+        log_config=_stderr_logging(),
+        server_header=False,
+    )
+
+
+def _stderr_logging() -> dict[str, Any]:
+    """uvicorn's logging configuration for every worker: the access log moved from stdout to
+    stderr, and the root logger (the server's own and the SDK's messages) on stderr too."""
+    config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+    config["root"] = {"handlers": ["default"], "level": "INFO"}
+    return config
