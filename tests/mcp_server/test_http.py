@@ -131,14 +131,14 @@ def test_oversized_body_is_refused(server: HttpServer) -> None:
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_twenty_concurrent_clients_calling_mixed_tools_get_no_errors(server: HttpServer) -> None:
-    deadline = time.monotonic() + 8
+    deadline = time.monotonic() + 30  # the soak: 30 s of mixed calls from 20 clients
     completed: list[int] = []
     failures: list[str] = []
 
     async def use(offset: int) -> None:
         async with Client(f"{server.url}/mcp") as client:
             done = 0
-            for turn in range(40):  # bounded even if the deadline never comes
+            for turn in range(500):  # bounded even if the deadline never comes
                 if time.monotonic() > deadline:
                     break
                 name, arguments = CALLS[(offset + turn) % len(CALLS)]
