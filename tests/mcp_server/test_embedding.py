@@ -98,3 +98,10 @@ def test_token_budget_batches_cover_every_text_once_within_the_budget() -> None:
         width = max(lengths[i] for i in batch)
         assert len(batch) == 1 or len(batch) * width <= onnx_model.BATCH_TOKENS
         assert len(batch) <= onnx_model.MAX_BATCH
+
+
+def test_rebuilt_functions_share_one_loaded_model() -> None:
+    """Chroma rebuilds the function on every get_collection; that must not reload the model."""
+    first = OnnxSentenceEmbedding.build_from_config(OnnxSentenceEmbedding().get_config())
+    second = OnnxSentenceEmbedding.build_from_config(first.get_config())
+    assert first._session is second._session and first._tokenizer is second._tokenizer
