@@ -127,7 +127,7 @@ def _trim(text: str) -> str:
     return _LEADING_BLANK_LINES_RE.sub("", text).rstrip()
 
 
-class _FrontMatterLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no type hints
+class _FrontMatterLoader(yaml.SafeLoader):
     """A safe YAML loader that leaves timestamps as strings, so dates are checked in one place."""
 
 

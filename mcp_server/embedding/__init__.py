@@ -71,6 +71,6 @@ def _chroma_function(name: str, config_json: str | None) -> EmbeddingFunction[Do
         raise EmbeddingModelError(f"no ChromaDB embedding function named {name!r}; available: {available}")
     try:
         config: dict[str, Any] = json.loads(config_json) if config_json else {}
-        return factory.build_from_config(config)  # type: ignore[no-any-return]
+        return factory.build_from_config(config)
     except Exception as e:  # noqa: BLE001 - third-party constructors raise anything
         raise EmbeddingModelError(f"cannot build ChromaDB embedding function {name!r}: {e}") from e

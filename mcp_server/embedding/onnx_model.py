@@ -16,7 +16,7 @@ import hashlib
 from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -148,7 +148,7 @@ class OnnxSentenceEmbedding(EmbeddingFunction[Documents]):
         for batch in _token_budget_batches(order, [len(e.ids) for e in encodings]):
             for index, vector in zip(batch, self._embed_batch([encodings[i] for i in batch])):
                 vectors[index] = vector
-        return vectors
+        return cast(Embeddings, vectors)
 
     def _embed_batch(self, encodings: list[Any]) -> npt.NDArray[np.float32]:
         width = max(len(e.ids) for e in encodings)
@@ -162,7 +162,8 @@ class OnnxSentenceEmbedding(EmbeddingFunction[Documents]):
         weights = mask[:, :, None].astype(np.float32)
         pooled = (token_vectors * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        unit: npt.NDArray[np.float32] = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return unit
 
     @staticmethod
     def name() -> str:

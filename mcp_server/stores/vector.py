@@ -44,7 +44,7 @@ class ChromaStore:
         )
 
     def close(self) -> None:
-        self._client.close()
+        self._client.close()  # type: ignore[attr-defined]  # in chromadb 1.x, missing from ClientAPI's stubs
 
     def count(self) -> int:
         return self._collection.count()
@@ -54,7 +54,7 @@ class ChromaStore:
             batch = records[start : start + ADD_BATCH]
             self._collection.add(
                 ids=[r.id for r in batch],
-                embeddings=[r.embedding for r in batch],
+                embeddings=np.stack([r.embedding for r in batch]),
                 documents=[r.text for r in batch],
                 metadatas=[
                     {"corpus": r.corpus, "doc_id": r.doc_id, "doc_key": f"{r.corpus}:{r.doc_id}", "chunk": r.chunk}
@@ -65,7 +65,8 @@ class ChromaStore:
     def delete_documents(self, corpus: str, doc_ids: Sequence[str]) -> None:
         keys = [f"{corpus}:{d}" for d in doc_ids]
         for start in range(0, len(keys), ADD_BATCH):
-            self._collection.delete(where={"doc_key": {"$in": keys[start : start + ADD_BATCH]}})
+            where: dict[str, Any] = {"doc_key": {"$in": keys[start : start + ADD_BATCH]}}
+            self._collection.delete(where=where)
 
     def query(
         self,
