@@ -18,7 +18,7 @@ from mcp_server.fusion import reciprocal_rank_fusion
 from mcp_server.index import IndexLayout, Manifest
 from mcp_server.models import ChunkSpan, Citation, CorpusInfo, DocumentView, Hit, SearchFilters, citation_id
 from mcp_server.settings import Settings
-from mcp_server.stores.docstore import DocumentStore, StoredDocument
+from mcp_server.stores.docstore import DocumentStore, StoredChunk, StoredDocument
 from mcp_server.stores.keyword import WhooshIndex
 from mcp_server.stores.vector import ChromaStore
 
@@ -139,7 +139,8 @@ class Retriever:
         )
 
     def _hits(self, ranked: Sequence[tuple[str, float]], retriever: SearchMode) -> list[Hit]:
-        documents: dict[tuple[str, str], StoredDocument] = {}
+        """Join ranked citation ids to the document store, loading each document and chunk map once."""
+        documents: dict[tuple[str, str], tuple[StoredDocument, list[StoredChunk]]] = {}
         hits = []
         for rank, (cid, score) in enumerate(ranked, start=1):
             corpus, doc_id, chunk = _parse_citation_id(cid)
@@ -148,26 +149,12 @@ class Retriever:
                 document = self._docstore.document(corpus, doc_id)
                 if document is None:  # pragma: no cover - the stores of one generation agree
                     continue
-                documents[key] = document
-            citation = self._citation(documents[key], chunk)
-            text = documents[key].text[citation.char_start : citation.char_end]
+                documents[key] = (document, self._docstore.chunks(corpus, doc_id))
+            document, spans = documents[key]
+            citation = _citation(document, spans[chunk])
+            text = document.text[citation.char_start : citation.char_end]
             hits.append(Hit(rank=rank, score=score, retriever=retriever, text=text, citation=citation))
         return hits
-
-    def _citation(self, document: StoredDocument, chunk: int) -> Citation:
-        spans = {c.chunk: c for c in self._docstore.chunks(document.corpus, document.doc_id)}
-        if chunk not in spans:
-            raise NotFoundError(
-                f"document {document.corpus}:{document.doc_id} has no chunk #{chunk}; "
-                f"it has chunks 0 to {len(spans) - 1}"
-            )
-        span = spans[chunk]
-        return Citation(
-            id=citation_id(document.corpus, document.doc_id, chunk), corpus=document.corpus,
-            doc_id=document.doc_id, chunk=chunk, title=document.title, source=document.source,
-            section=span.section, char_start=span.char_start, char_end=span.char_end,
-            updated=document.date, url=document.url,
-        )
 
     # -- documents -------------------------------------------------------------------------
 
@@ -197,7 +184,6 @@ class Retriever:
             selected = spans[max(0, chunk - window) : chunk + window + 1]
         start = selected[0].char_start if chunk is not None and selected else 0
         end = selected[-1].char_end if chunk is not None and selected else len(document.text)
-        first = selected[0].chunk if selected else 0
         return DocumentView(
             corpus=ref_corpus, doc_id=doc_id, title=document.title, source=document.source,
             category=document.category, tags=list(document.tags), updated=document.date, url=document.url,
@@ -209,7 +195,7 @@ class Retriever:
                 )
                 for s in selected
             ],
-            citation=self._citation(document, first) if spans else _whole_document_citation(document),
+            citation=_citation(document, selected[0]) if selected else _whole_document_citation(document),
         )
 
     def _resolve_reference(self, ref: str, corpus: str | None) -> tuple[str, str, int | None]:
@@ -245,6 +231,15 @@ def _parse_citation_id(cid: str) -> tuple[str, str, int]:
     corpus, _, rest = cid.partition(":")
     doc_id, _, chunk = rest.rpartition("#")
     return corpus, doc_id, int(chunk)
+
+
+def _citation(document: StoredDocument, span: StoredChunk) -> Citation:
+    return Citation(
+        id=citation_id(document.corpus, document.doc_id, span.chunk), corpus=document.corpus,
+        doc_id=document.doc_id, chunk=span.chunk, title=document.title, source=document.source,
+        section=span.section, char_start=span.char_start, char_end=span.char_end,
+        updated=document.date, url=document.url,
+    )
 
 
 def _whole_document_citation(document: StoredDocument) -> Citation:
