@@ -1,13 +1,228 @@
-"""``rag-agent``: the reference agent's command line.
+"""``rag-agent``: ask the knowledge base questions and get answers whose citations check out.
 
-The agent itself (``ask``, ``chat``) lands with the agent issue; until then this group
-only carries the entry point so the distribution's console scripts are stable.
+``ask`` answers one question; ``chat`` answers a conversation, resolving follow-ups against
+earlier turns. Both connect to the retrieval server — by default they spawn ``ragmcp serve``
+over stdio (building the bundled demo index on first use), or use ``--server-url`` for a
+shared HTTP server. The answer goes to stdout followed by its sources; progress, the
+back-end in use and errors go to stderr. ``--json`` prints one machine-readable object.
 """
 
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
 import click
+
+from client_agent.backends.anthropic_backend import AnthropicBackendError, from_environment
+from client_agent.backends.base import Backend, Exchange
+from client_agent.backends.offline import OfflineBackend
+from client_agent.connection import ToolServer, connect
+from client_agent.evaluation import (
+    EvalQuestion, QuestionSetError, evaluate, load_questions, render_markdown, write_report,
+)
+from client_agent.loop import Agent, Budgets, RunResult
+from client_agent.trace import default_trace_path
+
+BACKENDS = ("auto", "anthropic", "offline")
+
+
+def _say(message: str) -> None:
+    click.echo(message, err=True)
+
+
+class Options:
+    """The options ``ask`` and ``chat`` share."""
+
+    def __init__(self, **values: Any) -> None:
+        self.backend: str = values["backend"]
+        self.model: str | None = values["model"]
+        self.base_url: str | None = values["base_url"]
+        self.max_output_tokens: int | None = values["max_output_tokens"]
+        self.max_retries: int = values["max_retries"]
+        self.server_url: str | None = values["server_url"]
+        self.token: str | None = values["token"]
+        self.trace: Path | None = values["trace"]
+        self.as_json: bool = values["as_json"]
+        self.quiet: bool = values["quiet"]
+        self.budgets = Budgets(max_steps=values["max_steps"], max_tool_calls=values["max_tool_calls"],
+                               max_tokens=values["token_budget"])
+        self._announced = False
+
+    def progress(self, message: str) -> None:
+        if not self.quiet:
+            _say(f"  {message}")
+
+    def make_backend(self) -> Backend:
+        """The chosen back-end; ``auto`` is Anthropic when ANTHROPIC_API_KEY is set, offline otherwise."""
+        choice = self.backend
+        if choice == "auto":
+            choice = "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "offline"
+            if choice == "offline" and not self.quiet and not self._announced:
+                _say("offline mode (no ANTHROPIC_API_KEY set): answers are cited quotes from the sources, no model.")
+                self._announced = True
+        if choice == "offline":
+            return OfflineBackend()
+        return from_environment(model=self.model, base_url=self.base_url, max_tokens=self.max_output_tokens,
+                                max_retries=self.max_retries)
+
+
+def shared_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--backend", type=click.Choice(BACKENDS), default="auto", show_default=True,
+                     help="Who decides: Claude (needs ANTHROPIC_API_KEY) or the offline, model-free agent."),
+        click.option("--model", envvar="RAG_AGENT_MODEL", help="Claude model id (anthropic back-end)."),
+        click.option("--base-url", envvar="ANTHROPIC_BASE_URL", help="Messages API base URL (anthropic back-end)."),
+        click.option("--max-output-tokens", type=click.IntRange(64, 64_000),
+                     help="Most tokens one model reply may have (anthropic back-end)."),
+        click.option("--max-retries", type=click.IntRange(0, 20), default=4, show_default=True,
+                     help="Retries with backoff when the API is overloaded or rate-limited (anthropic back-end)."),
+        click.option("--server-url", envvar="RAG_AGENT_SERVER_URL",
+                     help="A shared ragmcp HTTP server, e.g. http://host:8765/mcp (default: spawn one over stdio)."),
+        click.option("--token", envvar="RAG_AGENT_TOKEN", help="Bearer token for --server-url."),
+        click.option("--max-steps", type=click.IntRange(1, 50), default=8, show_default=True),
+        click.option("--max-tool-calls", type=click.IntRange(1, 200), default=12, show_default=True),
+        click.option("--token-budget", type=click.IntRange(1_000, 10_000_000), default=100_000, show_default=True,
+                     help="Model input+output tokens for one question."),
+        click.option("--trace", type=click.Path(dir_okay=False, path_type=Path),
+                     help="Write the run's JSONL trace here (default: a new file in the user log directory)."),
+        click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text."),
+        click.option("--quiet", "-q", is_flag=True, help="No progress on stderr."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="agentic-rag-mcp")
 def main() -> None:
-    """Answer questions over an agentic-rag-mcp server, with citations (coming with the agent issue)."""
+    """Answer questions over an agentic-rag-mcp server, with checked citations."""
+
+
+@main.command()
+@click.argument("question")
+@shared_options
+def ask(question: str, **values: Any) -> None:
+    """Answer QUESTION from the knowledge base, citing every fact."""
+    if not question.strip():
+        raise click.UsageError("The question is empty; ask something, e.g. rag-agent ask \"how do I reset my password\".")
+    options = Options(**values)
+
+    async def session(server: ToolServer) -> None:
+        result = await _answer(server, options, question, [], options.trace)
+        _print(result, options)
+
+    _run_with_server(options, session)
+
+
+@main.command()
+@shared_options
+def chat(**values: Any) -> None:
+    """A conversation: type questions, follow-ups may refer to earlier answers; an empty line or Ctrl-D ends it."""
+    options = Options(**values)
+
+    async def session(server: ToolServer) -> None:
+        history: list[Exchange] = []
+        while True:
+            question = await anyio.to_thread.run_sync(_read_question)
+            if not question:
+                return
+            result = await _answer(server, options, question, history, None)
+            _print(result, options)
+            history.append(Exchange(question, result.answer))
+
+    _run_with_server(options, session)
+
+
+@main.command(name="eval")
+@click.argument("question_set", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=Path("eval-report.json"),
+              show_default=True, help="Where to write the full JSON report (summary plus every run).")
+@shared_options
+def evaluate_command(question_set: Path, output: Path, **values: Any) -> None:
+    """Run every question of QUESTION_SET (JSONL) and report process health, quality and cost.
+
+    Each line: {"question": ..., "kind": ..., "expected_answer": ..., "expected_state": ...,
+    "expected_sources": [...]} (all but "question" optional). Prints the report as Markdown.
+    """
+    try:
+        questions = load_questions(question_set)
+    except QuestionSetError as exc:
+        raise click.UsageError(str(exc)) from exc
+    options = Options(**values)
+    traces = output.with_suffix("").with_name(output.stem + "-traces")
+
+    async def session(server: ToolServer) -> None:
+        async def ask(question: EvalQuestion) -> RunResult:
+            name = question.id or f"q{questions.index(question) + 1:03d}"
+            return await _answer(server, options, question.question, [], traces / f"{name}.jsonl")
+
+        outcomes = await evaluate(questions, ask, options.progress)
+        report = write_report(outcomes, output)
+        click.echo(json.dumps(report, ensure_ascii=False, indent=2) if options.as_json else render_markdown(report))
+        _say(f"report: {output}; traces: {traces}/")
+
+    _run_with_server(options, session)
+
+
+def _read_question() -> str:
+    if sys.stdin.isatty():
+        _say("")
+    try:
+        return input("? " if sys.stdin.isatty() else "").strip()
+    except EOFError:
+        return ""
+
+
+async def _answer(server: ToolServer, options: Options, question: str, history: list[Exchange],
+                  trace: Path | None) -> RunResult:
+    backend = options.make_backend()
+    try:
+        return await Agent(server, backend, options.budgets, options.progress).run(
+            question, trace or default_trace_path(), history)
+    finally:
+        await backend.aclose()
+
+
+def _run_with_server(options: Options, session: Callable[[ToolServer], Awaitable[None]]) -> None:
+    async def main_task() -> None:
+        async with connect(options.server_url, options.token) as server:
+            await session(server)
+
+    try:
+        anyio.run(main_task)
+    except click.ClickException:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one clear line instead of a traceback
+        raise click.ClickException(_explain(exc)) from exc
+
+
+def _explain(exc: BaseException) -> str:
+    """A one-line reason from an exception (or the first of an exception group)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    if isinstance(exc, AnthropicBackendError | click.ClickException):
+        return exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
+    return f"{type(exc).__name__}: {exc}" if not str(exc).startswith(type(exc).__name__) else str(exc)
+
+
+def _print(result: RunResult, options: Options) -> None:
+    if options.as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+        return
+    click.echo(result.answer)
+    if result.citations:
+        click.echo("\nSources:")
+        for citation in result.citations:
+            where = citation.get("source") or citation.get("sql", "")
+            title = citation.get("title") or "SQL query"
+            click.echo(f"  [{citation['id']}] {title} — {where}")
+    if not options.quiet:
+        t = result.totals
+        _say(f"({result.state}; {t.steps} steps, {t.tool_calls} tool calls, {t.seconds:.1f}s; trace: {result.trace})")

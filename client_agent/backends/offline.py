@@ -1,0 +1,193 @@
+"""The offline back-end: an honest, deterministic agent with no language model.
+
+It is the default when no API key is set, and a real baseline rather than a fake of Claude:
+
+- **Decide.** Arithmetic is computed (:func:`~client_agent.planning.arithmetic`); a question
+  that shares no vocabulary with the corpora or the database is declined as general
+  knowledge; anything else is split into sub-questions, each routed to the corpus whose
+  description matches it clearly (or to all corpora) and searched with ``hybrid_search``.
+- **Reflect.** Each sub-question is covered when one evidence item holds most of its content
+  terms and every code or model name it mentions (:func:`~client_agent.extractive.coverage`).
+  For what is not covered it proposes broader searches (all corpora, then semantic search,
+  then the codes alone); for "why" questions it also follows ticket and change codes the
+  evidence mentions, since causes tend to span documents.
+- **Answer.** For each covered sub-question, the best one or two sentences of the evidence,
+  verbatim, each with its citation; for each uncovered one, what could not be found (and the
+  database tables that may hold it, since this mode does not write SQL). Conflicting sources
+  are quoted side by side with the newer one named.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from client_agent.backends.base import AnswerState, Decision, Observation, Reply, RunView, ToolRequest
+from client_agent.citations import check_answer, enforce
+from client_agent.conflicts import find_conflicts
+from client_agent.connection import Catalog
+from client_agent.extractive import Coverage, best_quotes, coverage, leads
+from client_agent.planning import (
+    SubQuestion, about_the_knowledge, arithmetic, format_number, is_causal, resolve_follow_up, route,
+    split_question,
+)
+from client_agent.text import content_terms, identifiers
+
+TOP_K = 5
+MAX_LEADS = 2
+
+
+class OfflineBackend:
+    """See the module docstring. One instance answers one question."""
+
+    name = "offline"
+    model: str | None = None
+
+    def __init__(self, top_k: int = TOP_K) -> None:
+        self.top_k = top_k
+        self._question = ""
+        self._plan: list[SubQuestion] | None = None
+        self._next: list[ToolRequest] = []
+        self._issued: set[tuple[str, str, str | None]] = set()
+        self._followed: set[str] = set()
+        self._ids = 0
+
+    async def decide(self, view: RunView) -> Decision:
+        if self._plan is None:
+            return self._start(view)
+        if view.must_answer or not self._next:
+            return self._compose(view)
+        requests, self._next = self._next, []
+        return Decision(tool_calls=requests, note=f"following up on {len(requests)} gap(s)")
+
+    def observe(self, observations: list[Observation]) -> None:
+        """Nothing to keep: the evidence is in the run's ledger."""
+
+    def note(self, text: str) -> None:
+        """Loop notes are written for models; this back-end acts on the ledger and its own verdicts."""
+
+    async def reflect(self, view: RunView, retry_feedback: str | None = None) -> Reply:
+        assert self._plan is not None, "reflect() before decide()"
+        gaps = [(sub, c) for sub in self._plan if not (c := coverage(sub.text, view.ledger)).covered]
+        requests = [r for sub, c in gaps if (r := self._broader_search(sub, c)) is not None]
+        if is_causal(self._question):
+            for code in leads(view.ledger, self._question, self._followed)[:MAX_LEADS]:
+                self._followed.add(code.lower())
+                requests.append(self._request("keyword_search", code, None))
+        self._next = requests
+        verdict = {
+            "sufficient": not gaps and not requests,
+            "missing": [f"{c.question}: no source mentions {', '.join(c.uncovered)}" for _, c in gaps],
+            "next_queries": [str(r.arguments["query"]) for r in requests],
+        }
+        return Reply(json.dumps(verdict, ensure_ascii=False))
+
+    async def revise(self, view: RunView, answer: str, feedback: str) -> Decision:
+        """Extractive sentences should pass; any that do not are dropped rather than rewritten."""
+        return Decision(answer=enforce(answer, check_answer(answer, view.ledger.texts()), "remove").answer)
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+    # --- deciding ---------------------------------------------------------------------------------
+
+    def _start(self, view: RunView) -> Decision:
+        question = resolve_follow_up(view.question, [turn.question for turn in view.history])
+        self._question = question
+        calculation = arithmetic(question)
+        if calculation is not None:
+            expression, value = calculation
+            self._plan = []
+            return Decision(answer=f"{expression} = {format_number(value)}.",
+                            note="arithmetic: computed directly, no retrieval needed")
+        if not about_the_knowledge(question, view.catalog):
+            self._plan = []
+            return Decision(answer=_decline(view.catalog), state="insufficient",
+                            note="general-knowledge question: not in the knowledge base, not retrieving")
+        self._plan = [SubQuestion(part, route(part, view.catalog.corpora)) for part in split_question(question)]
+        requests = [self._request("hybrid_search", sub.text, sub.corpus) for sub in self._plan]
+        return Decision(tool_calls=requests, note=f"offline mode: {len(self._plan)} part(s) to look up")
+
+    def _broader_search(self, sub: SubQuestion, gap: Coverage) -> ToolRequest | None:
+        """The next untried, wider search for an uncovered sub-question, or None when all were tried."""
+        codes = [c for c in identifiers(sub.text) if c.lower() in gap.uncovered]
+        attempts = [("hybrid_search", sub.text, None), ("vector_search", sub.text, None)]
+        if codes:
+            attempts.insert(0, ("keyword_search", " ".join(codes), None))
+        for tool, query, corpus in attempts:
+            if (tool, query, corpus) not in self._issued:
+                return self._request(tool, query, corpus)
+        return None
+
+    def _request(self, tool: str, query: str, corpus: str | None) -> ToolRequest:
+        self._issued.add((tool, query, corpus))
+        self._ids += 1
+        arguments: dict[str, Any] = {"query": query, "top_k": self.top_k}
+        if corpus:
+            arguments["corpus"] = corpus
+        return ToolRequest(f"offline-{self._ids}", tool, arguments)
+
+    # --- answering --------------------------------------------------------------------------------
+
+    def _compose(self, view: RunView) -> Decision:
+        assert self._plan is not None
+        lines: list[str] = []
+        used: set[str] = set()
+        for conflict in find_conflicts(view.ledger, self._question):
+            newer = conflict.newer
+            lines.append("The sources disagree on this.")
+            for statement in (conflict.first, conflict.second):
+                lines.append(f"{statement.evidence.title} says: {statement.sentence} [{statement.evidence.citation_id}]")
+                used.add(statement.sentence)
+            if newer is not None:
+                lines.append(f"The newer source is {newer.evidence.title}, dated {newer.evidence.updated} "
+                             f"[{newer.evidence.citation_id}].")
+        gaps = []
+        for sub in self._plan:
+            gap = coverage(sub.text, view.ledger)
+            if not gap.covered:
+                gaps.append(gap)
+                lines.append(_not_found(gap, view.catalog))
+                continue
+            quotes = best_quotes(sub.text, view.ledger, exclude=used)
+            used.update(q.sentence for q in quotes)
+            lines.extend(q.cited() for q in quotes)
+        state: AnswerState = "insufficient" if gaps else "answered"
+        return Decision(answer="\n".join(lines), state=state)
+
+
+def _not_found(gap: Coverage, catalog: Catalog) -> str:
+    missing = " or ".join(_original_words(gap.question, gap.uncovered)) or "it"
+    message = f"I could not find this in the knowledge base: no source mentions {missing}."
+    tables = _tables_for(gap.question, catalog)
+    if tables:
+        message += (f" I did not query the database, whose table(s) {', '.join(tables)} may hold it: the offline "
+                    "mode does not write SQL, so ask again with Claude (set ANTHROPIC_API_KEY) or use `ragmcp sql`.")
+    return message
+
+
+def _original_words(question: str, terms: list[str]) -> list[str]:
+    """The words of ``question`` behind the content ``terms`` (as the user wrote them, not stemmed)."""
+    words: dict[str, str] = {}
+    for word in re.findall(r"[A-Za-z0-9_\-]+", question):
+        for term in content_terms(word):
+            words.setdefault(term, word)
+    return [words.get(term, term) for term in terms]
+
+
+def _tables_for(question: str, catalog: Catalog) -> list[str]:
+    """Database tables whose name or description shares terms with ``question``."""
+    try:
+        tables = json.loads(catalog.sql_schema) if catalog.sql_schema else []
+    except json.JSONDecodeError:
+        return []
+    terms = set(content_terms(question))
+    return [t["name"] for t in tables if terms & set(content_terms(f"{t['name']} {t.get('description', '')}"))]
+
+
+def _decline(catalog: Catalog) -> str:
+    topics = ", ".join(c.name for c in catalog.corpora) or "no corpora"
+    return ("This looks like a general-knowledge question rather than one about the knowledge base "
+            f"(corpora: {topics}), so I did not search it. The offline mode has no language model and only "
+            "answers from the knowledge base; set ANTHROPIC_API_KEY to ask Claude.")

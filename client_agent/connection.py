@@ -1,0 +1,193 @@
+"""The agent's side of MCP: connect to the retrieval server, list what it offers, call tools.
+
+:class:`ToolServer` is the only module of the agent that imports the MCP SDK. By default it
+spawns ``ragmcp serve`` over stdio (the same command a desktop host runs), passing the
+parent's ``RAGMCP_*`` settings through; with a URL it speaks streamable HTTP to a shared
+server, sending the bearer token when one is given.
+
+Every call returns a :class:`ToolOutcome` — never raises for a tool error — with the text
+the server rendered for models, the structured result, and the :class:`Evidence` items it
+carries (search hits, a document window, or a SQL result), so the loop can feed the back-end
+and the ledger from one object.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.types import CallToolResult, TextContent, TextResourceContents
+
+from client_agent.evidence import Evidence
+
+CORPORA_URI = "ragmcp://corpora"
+SCHEMA_URI = "ragmcp://sql/schema"
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool as the server publishes it: what a model needs to call it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class CorpusSummary:
+    name: str
+    description: str
+    documents: int
+    chunks: int
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """What the server offers: tools, corpora (with routing descriptions) and the SQL schema text."""
+
+    tools: list[ToolSpec]
+    corpora: list[CorpusSummary]
+    sql_schema: str
+
+    def tool(self, name: str) -> ToolSpec | None:
+        return next((tool for tool in self.tools if tool.name == name), None)
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """One tool call's result, as text for the model and as evidence for the ledger."""
+
+    name: str
+    arguments: dict[str, Any]
+    is_error: bool
+    text: str
+    structured: dict[str, Any] | None
+    seconds: float
+    evidence: list[Evidence] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return len(self.text)
+
+
+class ToolServer:
+    """A connected MCP session with the retrieval server."""
+
+    def __init__(self, client: Client, catalog: Catalog) -> None:
+        self._client = client
+        self.catalog = catalog
+
+    @classmethod
+    async def open(cls, client: Client) -> ToolServer:
+        """Wrap an entered :class:`mcp.Client`, reading the server's catalog once."""
+        return cls(client, await _catalog(client))
+
+    async def call(self, name: str, arguments: dict[str, Any], *, step: int) -> ToolOutcome:
+        """Call tool ``name``; protocol failures become error outcomes the model can read."""
+        started = time.perf_counter()
+        try:
+            result = await self._client.call_tool(name, arguments)
+        except Exception as exc:  # noqa: BLE001 - a failed call is reported to the model, never crashes the loop
+            return ToolOutcome(name, arguments, True, f"The call failed: {exc}", None, time.perf_counter() - started)
+        seconds = time.perf_counter() - started
+        text = _text_of(result)
+        structured = result.structured_content if not result.is_error else None
+        evidence = evidence_from(name, arguments, structured, step) if structured else []
+        return ToolOutcome(name, arguments, bool(result.is_error), text, structured, seconds, evidence)
+
+
+@asynccontextmanager
+async def connect(
+    server_url: str | None = None, token: str | None = None, server_env: dict[str, str] | None = None
+) -> AsyncIterator[ToolServer]:
+    """Connect to ``server_url`` (streamable HTTP), or spawn ``ragmcp serve`` over stdio when it is None.
+
+    The spawned server gets ``server_env`` (default: this process's environment, so the
+    user's ``RAGMCP_*`` settings apply) and shares this process's stderr for its logs.
+    """
+    async with AsyncExitStack() as stack:
+        if server_url is None:
+            transport: Any = StdioServerParameters(
+                command=sys.executable, args=["-m", "mcp_server", "serve"],
+                env=dict(os.environ) if server_env is None else server_env,
+            )
+        else:
+            headers = {"Authorization": f"Bearer {token}"} if token else None
+            http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+            transport = streamable_http_client(server_url, http_client=http)
+        client = await stack.enter_async_context(Client(transport))
+        yield await ToolServer.open(client)
+
+
+async def _catalog(client: Client) -> Catalog:
+    tools = [
+        ToolSpec(tool.name, tool.description or "", dict(tool.input_schema))
+        for tool in (await client.list_tools()).tools
+    ]
+    corpora_json = await _resource_text(client, CORPORA_URI)
+    corpora = [
+        CorpusSummary(c["name"], c["description"], int(c.get("documents", 0)), int(c.get("chunks", 0)))
+        for c in (json.loads(corpora_json) if corpora_json else [])
+    ]
+    return Catalog(tools, corpora, await _resource_text(client, SCHEMA_URI))
+
+
+async def _resource_text(client: Client, uri: str) -> str:
+    try:
+        result = await client.read_resource(uri)
+    except Exception:  # noqa: BLE001 - a server without this resource simply offers less to route on
+        return ""
+    return "".join(part.text for part in result.contents if isinstance(part, TextResourceContents))
+
+
+def _text_of(result: CallToolResult) -> str:
+    return "\n".join(part.text for part in result.content if isinstance(part, TextContent))
+
+
+def evidence_from(tool: str, arguments: dict[str, Any], structured: dict[str, Any], step: int) -> list[Evidence]:
+    """The citable items in a tool's structured result (hits, a document window, or SQL rows)."""
+    if "hits" in structured:
+        query = str(structured.get("query", arguments.get("query", "")))
+        return [
+            Evidence(hit["citation"]["id"], hit["text"], "chunk", hit["citation"], tool, query, hit["rank"], step)
+            for hit in structured["hits"]
+        ]
+    if "chunks" in structured and "citation" in structured:
+        return _document_evidence(tool, arguments, structured, step)
+    if "rows" in structured and "citation_id" in structured:
+        citation = {"id": structured["citation_id"], "sql": structured["sql"]}
+        return [Evidence(structured["citation_id"], render_rows(structured), "sql", citation, tool,
+                         structured["sql"], 1, step)]
+    return []
+
+
+def _document_evidence(tool: str, arguments: dict[str, Any], view: dict[str, Any], step: int) -> list[Evidence]:
+    """One evidence item per chunk of a document window, each with its own citation record."""
+    reference = str(arguments.get("doc_id", ""))
+    offset = int(view.get("text_offset", 0))
+    base = view["citation"]
+    items = []
+    for rank, span in enumerate(view["chunks"], start=1):
+        text = view["text"][max(0, span["char_start"] - offset) : span["char_end"] - offset]
+        citation = {**base, "id": span["citation_id"], "chunk": span["chunk"], "section": span["section"],
+                    "char_start": span["char_start"], "char_end": span["char_end"]}
+        items.append(Evidence(span["citation_id"], text, "document", citation, tool, reference, rank, step))
+    return items
+
+
+def render_rows(result: dict[str, Any]) -> str:
+    """A SQL result as a small pipe table (the text the citation check compares numbers against)."""
+    lines = [" | ".join(result["columns"])]
+    lines += [" | ".join("" if value is None else str(value) for value in row) for row in result["rows"]]
+    if result.get("truncated"):
+        lines.append(f"(truncated after {result['row_count']} rows)")
+    return "\n".join(lines)

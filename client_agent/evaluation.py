@@ -1,0 +1,253 @@
+"""``rag-agent eval``: run a question set and report process health, result quality and cost.
+
+A question set is JSONL, one object per line:
+
+``question`` (required); ``id``; ``kind`` (a free label used to group the report, e.g.
+``multi-hop``, ``sql``, ``conflict``, ``unanswerable``, ``no-retrieval``);
+``expected_answer`` (a string, or a list of strings that must *all* appear in the answer —
+numbers compare by value, so "1999" matches "1,999"); ``expected_state`` (e.g.
+``insufficient`` for a question the knowledge cannot answer); ``expected_sources``
+(``corpus:doc_id`` of documents the answer should cite).
+
+The report has three layers:
+
+- **Process**: steps and tool calls per question, the tool-call mix, the share of runs whose
+  last reflection said "sufficient", and how runs ended.
+- **Quality**: answer match (all expected strings present), state match, source recall,
+  and citation recall and precision in the ALCE sense, judged by the project's own support
+  check (:func:`client_agent.citations.supports`): a factual sentence counts toward recall
+  when the concatenation of its cited texts supports it; a citation counts toward precision
+  unless it is *irrelevant* — it does not support the sentence alone and the sentence's
+  other citations support it without it. The support check tests numbers, codes and key
+  terms; it cannot tell a true claim from a false one built from the same words.
+- **Cost**: model tokens and wall time per answered question.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from client_agent.citations import check_answer, supports
+from client_agent.loop import RunResult
+from client_agent.trace import read_trace
+
+
+class EvalQuestion(BaseModel):
+    """One line of a question set."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(min_length=1)
+    id: str | None = None
+    kind: str = "unlabelled"
+    expected_answer: str | list[str] | None = None
+    expected_state: str | None = None
+    expected_sources: list[str] = Field(default_factory=list)
+
+    @property
+    def expected_parts(self) -> list[str]:
+        if self.expected_answer is None:
+            return []
+        return [self.expected_answer] if isinstance(self.expected_answer, str) else self.expected_answer
+
+
+class QuestionSetError(ValueError):
+    """The question set cannot be read; the message names the line and what to fix."""
+
+
+def load_questions(path: Path) -> list[EvalQuestion]:
+    """The questions of a JSONL file, validated; blank lines are skipped."""
+    questions = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            questions.append(EvalQuestion.model_validate_json(line))
+        except ValidationError as exc:
+            problem = exc.errors()[0]
+            where = ".".join(str(part) for part in problem["loc"]) or "line"
+            raise QuestionSetError(f"{path}:{number}: {where}: {problem['msg']}. Each line must be a JSON object "
+                                   "with at least a non-empty \"question\".") from exc
+    if not questions:
+        raise QuestionSetError(f"{path} holds no questions; write one JSON object per line.")
+    return questions
+
+
+@dataclass
+class Outcome:
+    """One question's run, scored."""
+
+    question: EvalQuestion
+    result: RunResult
+    answer_match: bool | None
+    state_match: bool | None
+    source_recall: float | None
+    citation_recall: float | None
+    citation_precision: float | None
+    tools: Counter[str] = field(default_factory=Counter)
+    reflected_sufficient: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.question.id, "kind": self.question.kind, "question": self.question.question,
+            "state": self.result.state, "answer": self.result.answer,
+            "answer_match": self.answer_match, "state_match": self.state_match,
+            "source_recall": self.source_recall, "citation_recall": self.citation_recall,
+            "citation_precision": self.citation_precision, "tools": dict(self.tools),
+            "reflected_sufficient": self.reflected_sufficient, "totals": self.result.totals.to_dict(),
+            "trace": str(self.result.trace),
+        }
+
+
+def score(question: EvalQuestion, result: RunResult) -> Outcome:
+    events = read_trace(result.trace)
+    tools = Counter(e["tool"] for e in events if e["event"] == "tool_call" and not e.get("refused"))
+    verdicts = [e["verdict"] for e in events if e["event"] == "reflection" and "verdict" in e]
+    recall, precision = citation_quality(result)
+    cited_docs = {c["id"].split("#")[0] for c in result.citations}
+    return Outcome(
+        question=question,
+        result=result,
+        answer_match=answer_matches(result.answer, question.expected_parts) if question.expected_parts else None,
+        state_match=(result.state == question.expected_state) if question.expected_state else None,
+        source_recall=(sum(s in cited_docs for s in question.expected_sources) / len(question.expected_sources)
+                       if question.expected_sources else None),
+        citation_recall=recall,
+        citation_precision=precision,
+        tools=tools,
+        reflected_sufficient=verdicts[-1]["sufficient"] if verdicts else None,
+    )
+
+
+def answer_matches(answer: str, expected: list[str]) -> bool:
+    """True when every expected string appears in the answer (case-insensitive, numbers by value)."""
+    normal = _normalise(answer)
+    return all(_normalise(part) in normal for part in expected)
+
+
+def _normalise(text: str) -> str:
+    text = re.sub(r"(?<=\d),(?=\d{3})", "", text.lower())
+    return re.sub(r"\s+", " ", text)
+
+
+def citation_quality(result: RunResult) -> tuple[float | None, float | None]:
+    """ALCE-style citation recall and precision of the answer (None when it makes no factual claims)."""
+    if result.verification.get("checked") is False:
+        return None, None  # answered without retrieval: nothing to cite
+    check = check_answer(result.answer, result.cited_texts)
+    factual = [s for s in check.sentences if s.factual]
+    if not factual:
+        return None, None
+    supported = 0
+    citations = irrelevant = 0
+    for sentence in factual:
+        texts = [result.cited_texts[c] for c in sentence.citations if c in result.cited_texts]
+        if texts and supports(sentence.text, "\n".join(texts)).supported:
+            supported += 1
+        for index, text in enumerate(texts):
+            citations += 1
+            others = texts[:index] + texts[index + 1 :]
+            alone = supports(sentence.text, text).supported
+            if not alone and others and supports(sentence.text, "\n".join(others)).supported:
+                irrelevant += 1
+    return supported / len(factual), (1 - irrelevant / citations) if citations else None
+
+
+Ask = Callable[[EvalQuestion], Awaitable[RunResult]]
+
+
+async def evaluate(questions: list[EvalQuestion], ask: Ask, progress: Callable[[str], None]) -> list[Outcome]:
+    outcomes = []
+    for number, question in enumerate(questions, start=1):
+        progress(f"[{number}/{len(questions)}] {question.question}")
+        outcomes.append(score(question, await ask(question)))
+    return outcomes
+
+
+def summarise(outcomes: list[Outcome]) -> dict[str, Any]:
+    """The report: process, quality and cost over all runs, and quality per kind."""
+    runs = len(outcomes)
+    answered = [o for o in outcomes if o.result.state == "answered"]
+    tools: Counter[str] = sum((o.tools for o in outcomes), Counter())
+    reflected = [o.reflected_sufficient for o in outcomes if o.reflected_sufficient is not None]
+    return {
+        "runs": runs,
+        "process": {
+            "steps_per_run": _mean([o.result.totals.steps for o in outcomes]),
+            "tool_calls_per_run": _mean([o.result.totals.tool_calls for o in outcomes]),
+            "tool_mix": dict(tools.most_common()),
+            "reflection_sufficient_share": _mean([float(r) for r in reflected]),
+            "states": dict(Counter(o.result.state for o in outcomes).most_common()),
+        },
+        "quality": _quality(outcomes),
+        "by_kind": {kind: _quality([o for o in outcomes if o.question.kind == kind])
+                    for kind in sorted({o.question.kind for o in outcomes})},
+        "cost": {
+            "input_tokens_per_answered": _mean([o.result.totals.input_tokens for o in answered]),
+            "output_tokens_per_answered": _mean([o.result.totals.output_tokens for o in answered]),
+            "seconds_per_answered": _mean([o.result.totals.seconds for o in answered]),
+            "seconds_total": round(sum(o.result.totals.seconds for o in outcomes), 2),
+        },
+    }
+
+
+def _quality(outcomes: list[Outcome]) -> dict[str, Any]:
+    return {
+        "runs": len(outcomes),
+        "answer_match": _share([o.answer_match for o in outcomes]),
+        "state_match": _share([o.state_match for o in outcomes]),
+        "source_recall": _mean([o.source_recall for o in outcomes if o.source_recall is not None]),
+        "citation_recall": _mean([o.citation_recall for o in outcomes if o.citation_recall is not None]),
+        "citation_precision": _mean([o.citation_precision for o in outcomes if o.citation_precision is not None]),
+    }
+
+
+def _share(flags: list[bool | None]) -> float | None:
+    known = [f for f in flags if f is not None]
+    return round(sum(known) / len(known), 3) if known else None
+
+
+def _mean(values: list[float] | list[int]) -> float | None:
+    return round(sum(values) / len(values), 3) if values else None
+
+
+def render_markdown(report: dict[str, Any]) -> str:
+    """The report as Markdown tables, for bench/README.md."""
+    p, c = report["process"], report["cost"]
+    lines = [
+        f"Runs: {report['runs']}. Steps/run {p['steps_per_run']}, tool calls/run {p['tool_calls_per_run']}, "
+        f"reflection said sufficient in {_pct(p['reflection_sufficient_share'])} of runs that reflected.",
+        "",
+        "End states: " + ", ".join(f"{k} {v}" for k, v in p["states"].items()) + ". Tool mix: "
+        + ", ".join(f"{k} {v}" for k, v in p["tool_mix"].items()) + ".",
+        "",
+        "| kind | runs | answer match | state match | source recall | citation recall | citation precision |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    rows = {**report["by_kind"], "**all**": report["quality"]}
+    for kind, q in rows.items():
+        lines.append(f"| {kind} | {q['runs']} | {_pct(q['answer_match'])} | {_pct(q['state_match'])} | "
+                     f"{_pct(q['source_recall'])} | {_pct(q['citation_recall'])} | {_pct(q['citation_precision'])} |")
+    lines += ["", f"Cost per answered question: {c['input_tokens_per_answered']} input + "
+              f"{c['output_tokens_per_answered']} output tokens, {c['seconds_per_answered']} s "
+              f"(total {c['seconds_total']} s)."]
+    return "\n".join(lines)
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.0f}%"
+
+
+def write_report(outcomes: list[Outcome], path: Path) -> dict[str, Any]:
+    report = {**summarise(outcomes), "questions": [o.to_dict() for o in outcomes]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return report

@@ -1,0 +1,122 @@
+"""Evidence: what the tools returned in one run, keyed by citation id, within a token budget.
+
+Every search hit, document window and SQL result the agent receives becomes an
+:class:`Evidence` item. The :class:`Ledger` keeps them in one place so that the citation
+check can ask "was this id really returned in this run, and what did it say?", and so that
+a back-end can show the model what it has found without the prompt growing without bound:
+when the ledger's texts exceed its token budget, the lowest-ranked, oldest items are
+dropped from the *prompt view* (never from the record the citation check uses).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+EvidenceKind = Literal["chunk", "document", "sql"]
+
+CHARS_PER_TOKEN = 4
+"""Rough size of a token in characters, enough to keep prompts within a budget."""
+
+
+def estimate_tokens(text: str) -> int:
+    return max(1, len(text) // CHARS_PER_TOKEN)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One citable piece of evidence, as a tool returned it in this run."""
+
+    citation_id: str
+    text: str
+    kind: EvidenceKind
+    citation: dict[str, Any]
+    """The citation record (DESIGN.md shape) for chunks and documents; ``{"id", "sql"}`` for SQL results."""
+    tool: str
+    query: str
+    """The search query, document reference or SQL text that produced it."""
+    rank: int
+    step: int
+
+    @property
+    def title(self) -> str:
+        return str(self.citation.get("title") or self.citation_id)
+
+    @property
+    def doc_key(self) -> str:
+        """``corpus:doc_id`` for document evidence, the citation id for SQL results."""
+        if self.kind == "sql":
+            return self.citation_id
+        return f"{self.citation.get('corpus')}:{self.citation.get('doc_id')}"
+
+    @property
+    def header(self) -> str:
+        """Title, section and date from the citation record, as one line."""
+        parts = [self.title, str(self.citation.get("section") or ""), self.updated or ""]
+        return " — ".join(part for part in parts if part)
+
+    @property
+    def updated(self) -> str | None:
+        value = self.citation.get("updated")
+        return str(value) if value else None
+
+
+@dataclass
+class Ledger:
+    """All evidence of a run (first arrival wins) and a bounded view of it for prompts."""
+
+    token_budget: int = 6_000
+    _items: dict[str, Evidence] = field(default_factory=dict)
+
+    def add(self, items: Iterable[Evidence]) -> list[Evidence]:
+        """Record ``items``; returns those whose citation id was new to this run."""
+        fresh = []
+        for item in items:
+            if item.citation_id not in self._items:
+                self._items[item.citation_id] = item
+                fresh.append(item)
+        return fresh
+
+    def __contains__(self, citation_id: object) -> bool:
+        return citation_id in self._items
+
+    def __iter__(self) -> Iterator[Evidence]:
+        return iter(self._items.values())
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def get(self, citation_id: str) -> Evidence | None:
+        return self._items.get(citation_id)
+
+    def texts(self) -> dict[str, str]:
+        """Citation id → what the citation check verifies against, for every item this run received.
+
+        That is the item's text headed by its citation record's title and date: a sentence may
+        say "the v2.0 manual, dated 2025-01-15, ..." and cite the chunk whose record says so.
+        """
+        return {cid: f"{item.header}\n{item.text}" for cid, item in self._items.items()}
+
+    def in_budget(self) -> list[Evidence]:
+        """The items a prompt should show: best-ranked first within each step, newest steps kept first.
+
+        Items are taken by (rank, most recent step) until the token budget is spent, so old
+        low-ranked evidence is what falls out; the result is returned in arrival order.
+        """
+        order = list(self._items.values())
+        priority = sorted(order, key=lambda e: (e.rank, -e.step))
+        kept: set[str] = set()
+        used = 0
+        for item in priority:
+            cost = estimate_tokens(item.text)
+            if kept and used + cost > self.token_budget:
+                continue
+            kept.add(item.citation_id)
+            used += cost
+        return [item for item in order if item.citation_id in kept]
+
+    def dropped(self) -> list[Evidence]:
+        """Items left out of :meth:`in_budget`."""
+        shown = {item.citation_id for item in self.in_budget()}
+        return [item for item in self._items.values() if item.citation_id not in shown]

@@ -1,0 +1,179 @@
+"""Extractive answering: which evidence covers a question, and the best sentences to quote.
+
+The offline back-end has no model to write prose, so it answers with sentences copied from
+the evidence, each followed by the citation id it came from. That makes its answers
+checkable by construction — every number and term is in the cited text — and honest about
+what it does not know: a sub-question whose terms no evidence covers gets "I could not find
+…" instead of a guess.
+
+*Coverage* of a sub-question by one evidence item is the share of the sub-question's content
+terms that appear in the item (text, title and section); codes and model names must all
+appear. A sub-question is covered when some item reaches :data:`COVERED`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from client_agent.evidence import Evidence, Ledger
+from client_agent.text import content_terms, identifier_like, identifiers, is_cjk, numbers, sentences
+
+COVERED = 0.6
+COVERED_CJK = 0.5
+"""Chinese questions are matched by character bigrams, some of which straddle word boundaries
+and never occur in the answer, so a lower share suffices."""
+MIN_SENTENCE_TERMS = 2
+SHORT_SENTENCE_WORDS = 5
+_ANSWER_KINDS = (
+    ("quantity", re.compile(r"\bhow (?:many|much|long|far|often|big|large|fast)\b|\b(?:price|cost|percentage|rate|number of)\b|多少|几", re.I)),
+    ("time", re.compile(r"\bwhen\b|\bwhat (?:time|date|day|month)\b|\bdeadline\b|什么时候|何时", re.I)),
+)
+_TIME = re.compile(r"\b(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+                   r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|daily|weekly|monthly|annually|"
+                   r"quarter|year)\w*|\d{1,2}:\d{2}|月|日", re.I)
+_ABOUT_THE_PAGE = re.compile(r"\b(?:this|the following) (?:page|document|guide|section|article|manual)\b", re.I)
+_MARKUP = re.compile(r"\*\*|__|`|^#+\s*|\[(?=[^\]]*\]\()|\]\([^)]*\)")
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """How well the best evidence item covers one sub-question."""
+
+    question: str
+    best: Evidence | None
+    score: float
+    uncovered: list[str]
+
+    @property
+    def covered(self) -> bool:
+        threshold = COVERED_CJK if _mostly_cjk(self.question) else COVERED
+        return self.best is not None and self.score >= threshold and not any(
+            identifier_like(t) for t in self.uncovered)
+
+
+def _mostly_cjk(text: str) -> bool:
+    terms = content_terms(text)
+    return bool(terms) and sum(map(is_cjk, terms)) > len(terms) / 2
+
+
+def coverage(question: str, ledger: Ledger) -> Coverage:
+    """The evidence item that best covers ``question``: all its codes and model names first, then
+    the largest share of its terms (codes weigh double), then the better rank."""
+    terms = content_terms(question)
+    weights = {t: 2.0 if identifier_like(t) else 1.0 for t in terms}
+    total = sum(weights.values())
+    best: tuple[tuple[bool, float, int], Evidence | None, list[str]] = ((False, 0.0, 0), None, terms)
+    for item in ledger:
+        haystack = set(content_terms(f"{item.header}\n{item.text}"))
+        uncovered = [t for t in terms if t not in haystack]
+        score = 1 - sum(weights[t] for t in uncovered) / total if terms else 0.0
+        key = (not any(identifier_like(t) for t in uncovered), score, -item.rank)
+        if best[1] is None or key > best[0]:
+            best = (key, item, uncovered)
+    return Coverage(question, best[1], best[0][1], best[2])
+
+
+@dataclass(frozen=True)
+class Quote:
+    sentence: str
+    evidence: Evidence
+    score: float
+
+    def cited(self) -> str:
+        return f"{self.sentence} [{self.evidence.citation_id}]"
+
+
+def best_quotes(question: str, ledger: Ledger, exclude: set[str] = frozenset(), limit: int = 2) -> list[Quote]:  # type: ignore[assignment]
+    """Up to ``limit`` sentences that answer ``question``, best first, none of them in ``exclude``.
+
+    A sentence scores by the question's terms it contains (codes and model names count
+    double, other terms added in parentheses for context count half, terms only in its section
+    heading a quarter) and the question's numbers it repeats. A second sentence is added
+    only when the first leaves most of the question's own terms uncovered.
+    """
+    main, context = _weighted_terms(question)
+    wanted_numbers = set(numbers(question))
+    kind = answer_kind(question)
+    candidates: list[tuple[Quote, set[str]]] = []
+    for item in ledger:
+        section = set(content_terms(str(item.citation.get("section", ""))))
+        for raw in sentences(item.text):
+            sentence = clean(raw)
+            sentence_terms = set(content_terms(sentence))
+            if len(sentence_terms) < MIN_SENTENCE_TERMS or sentence in exclude:
+                continue
+            hits = {t for t in main if t in sentence_terms}
+            context_hits = {t for t in context if t in sentence_terms}
+            score = sum(2.0 if identifier_like(t) else 1.0 for t in hits)
+            score += sum(2.0 if identifier_like(t) else 0.5 for t in context_hits)
+            score += sum((0.5 if identifier_like(t) else 0.25) for t in main + context
+                         if t in section and t not in sentence_terms)
+            score -= 0.5 if len(sentence.split()) < SHORT_SENTENCE_WORDS else 0.0
+            score += 2.5 * len(wanted_numbers & set(numbers(sentence))) + _answer_shape(kind, sentence)
+            score -= 0.05 * item.rank + (1.0 if _ABOUT_THE_PAGE.search(sentence) else 0.0)
+            if hits or context_hits:
+                candidates.append((Quote(sentence, item, score), hits))
+    candidates.sort(key=lambda pair: -pair[0].score)
+    if not candidates:
+        return []
+    first, covered = candidates[0]
+    chosen = [first]
+    if len(covered) < COVERED * len(main):
+        for quote, hits in candidates[1:]:
+            if len(chosen) == limit:
+                break
+            if hits - covered and quote.sentence != first.sentence:
+                chosen.append(quote)
+                covered |= hits
+    return chosen
+
+
+def answer_kind(question: str) -> str | None:
+    """What shape of answer the question wants: ``quantity``, ``time``, or None for anything else."""
+    for kind, pattern in _ANSWER_KINDS:
+        if pattern.search(question):
+            return kind
+    return None
+
+
+def _answer_shape(kind: str | None, sentence: str) -> float:
+    """A bonus for sentences of the wanted shape: numbers for quantities, dates or months for "when"."""
+    if kind == "quantity":
+        return 1.0 if numbers(sentence) else 0.0
+    if kind == "time":
+        return 1.0 if _TIME.search(sentence) or numbers(sentence) else 0.0
+    return 0.0
+
+
+def _weighted_terms(question: str) -> tuple[list[str], list[str]]:
+    """The question's own terms, and the context terms it carries in parentheses (a resolved "it")."""
+    inside = " ".join(re.findall(r"\(([^)]*)\)", question))
+    main = content_terms(re.sub(r"\([^)]*\)", " ", question))
+    return main, [t for t in content_terms(inside) if t not in main]
+
+
+def clean(sentence: str) -> str:
+    """A sentence without Markdown emphasis, code ticks or link targets, ending in a full stop."""
+    text = _MARKUP.sub("", sentence).strip(" |")
+    text = re.sub(r"\s*\|\s*", ", ", text)
+    text = re.sub(r"\s+", " ", text)
+    return text if text.endswith((".", "!", "?", "。", "！", "？", ":")) else text + "."
+
+
+def leads(ledger: Ledger, question: str, searched: set[str]) -> list[str]:
+    """Codes (tickets, changes, errors) the evidence mentions that were neither asked about nor searched yet."""
+    asked = {i.lower() for i in identifiers(question)}
+    found: list[str] = []
+    for item in sorted(ledger, key=lambda e: (e.step, e.rank)):
+        for code in identifiers(item.text):
+            key = code.lower()
+            if key in asked or key in searched or not _looks_like_reference(code):
+                continue
+            found.append(code)
+    return list(dict.fromkeys(found))
+
+
+def _looks_like_reference(code: str) -> bool:
+    """Ticket- and change-like codes (``CHG-2025-0612-03``, ``INC-1042``), not model names or units."""
+    return bool(re.fullmatch(r"[A-Za-z]{2,}[-_][A-Za-z0-9_\-]*\d[A-Za-z0-9_\-]*", code))

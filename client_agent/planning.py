@@ -1,0 +1,135 @@
+"""How the offline back-end reads a question: arithmetic, relevance, parts, follow-ups and routing.
+
+All of it is deterministic string work, documented so a reader can predict it:
+
+- :func:`arithmetic` finds a plain calculation ("what is 1024 / 32") and computes it exactly
+  with a whitelist of operators — no retrieval is needed for that.
+- :func:`about_the_knowledge` decides whether a question could be answered from the
+  knowledge base at all: it must share vocabulary with some corpus's description or the
+  database schema, or name a code or model (``X9``) that only a search can rule out.
+  Anything else is general knowledge, which the offline mode declines honestly.
+- :func:`split_question` splits a multi-part question into sub-questions and gives later
+  parts that say "it" or "that" the subject of the first part.
+- :func:`resolve_follow_up` does the same across turns of a chat.
+- :func:`route` picks the corpus whose description matches a sub-question clearly better
+  than the others, or none (search everything) when the match is not clear.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from client_agent.connection import Catalog, CorpusSummary
+from client_agent.text import content_terms, identifiers, sentences
+
+_CALCULATION = re.compile(r"[-+(]*\d[\d.,]*(?:\s*(?:\*\*|[-+*/×÷^%])\s*[-+(]*\d[\d.,]*\)*)+")
+_OPERATORS: dict[type[ast.AST], Callable[..., float]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.Pow: operator.pow, ast.Mod: operator.mod, ast.USub: operator.neg, ast.UAdd: operator.pos,
+}
+_PART_BREAK = re.compile(
+    r"\s*(?:[,;]\s*(?:and\s+|also\s+)?|\s+and\s+(?:also\s+)?|\s+also\s+)"
+    r"(?=(?:what|how|when|who|whom|which|where|why|is|are|do|does|did|can|could|must|should|will|would)\b)",
+    re.IGNORECASE,
+)
+_PRONOUN = re.compile(r"\b(it|its|they|them|their|this|that|these|those|there|the same|one)\b", re.IGNORECASE)
+_NEGATIVE = re.compile(r"\b(not|never|don't|doesn't|instead|rather than)\b", re.IGNORECASE)
+_CAUSAL = re.compile(r"\b(why|cause[sd]?|root cause|reason|what happened|how come)\b|为什么|原因", re.IGNORECASE)
+CLEAR_WINNER = 1.5
+MAX_POWER = 64
+
+
+@dataclass(frozen=True)
+class SubQuestion:
+    text: str
+    corpus: str | None
+
+
+def arithmetic(question: str) -> tuple[str, float] | None:
+    """The calculation in ``question`` and its value, when the question is just a calculation."""
+    match = _CALCULATION.search(question)
+    if match is None:
+        return None
+    rest = (question[: match.start()] + question[match.end() :]).lower()
+    if content_terms(re.sub(r"\b(what|is|calculate|compute|equals?|result|of)\b", " ", rest)):
+        return None
+    expression = match.group(0).strip()
+    source = expression.replace("×", "*").replace("÷", "/").replace("^", "**").replace(",", "")
+    try:
+        value = _evaluate(ast.parse(source, mode="eval").body)
+    except (SyntaxError, ValueError, ZeroDivisionError, OverflowError):
+        return None
+    return expression, value
+
+
+def _evaluate(node: ast.AST) -> float:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return float(node.value)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        left, right = _evaluate(node.left), _evaluate(node.right)
+        if isinstance(node.op, ast.Pow) and abs(right) > MAX_POWER:
+            raise ValueError("exponent too large")
+        return _OPERATORS[type(node.op)](left, right)
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
+        return _OPERATORS[type(node.op)](_evaluate(node.operand))
+    raise ValueError("not arithmetic")
+
+
+def format_number(value: float) -> str:
+    return str(int(value)) if value == int(value) and abs(value) < 1e15 else f"{value:.6g}"
+
+
+def is_causal(question: str) -> bool:
+    """True for "why did X happen" questions, whose answer usually spans several documents."""
+    return bool(_CAUSAL.search(question))
+
+
+def about_the_knowledge(question: str, catalog: Catalog) -> bool:
+    """Whether searching could answer ``question``: shared vocabulary with the catalog, or a named code."""
+    if identifiers(question):
+        return True
+    vocabulary = set(content_terms(catalog.sql_schema))
+    for corpus in catalog.corpora:
+        vocabulary |= set(content_terms(corpus.name + " " + _positive_description(corpus)))
+    return bool(set(content_terms(question)) & vocabulary)
+
+
+def split_question(question: str) -> list[str]:
+    """The parts of a multi-part question; later parts that refer back get the first part's subject."""
+    pieces = [p.strip(" ?？") for q in re.split(r"(?<=[?？])\s*", question) for p in _PART_BREAK.split(q)]
+    parts = [p for p in pieces if content_terms(p)]
+    if len(parts) <= 1:
+        return [question.strip()]
+    subject = " ".join(content_terms(parts[0])[:3])
+    return [parts[0], *(f"{p} ({subject})" if _PRONOUN.search(p) else p for p in parts[1:])]
+
+
+def resolve_follow_up(question: str, previous_questions: list[str]) -> str:
+    """``question`` with the last turn's subject added when it refers back ("what about it", "the same")."""
+    if not previous_questions or not (_PRONOUN.search(question) or len(content_terms(question)) <= 2):
+        return question
+    subject = " ".join(content_terms(previous_questions[-1])[:4])
+    return f"{question.rstrip(' ?？')} ({subject})"
+
+
+def route(question: str, corpora: list[CorpusSummary]) -> str | None:
+    """The corpus whose description clearly matches ``question`` best, or None to search all corpora."""
+    terms = set(content_terms(question))
+    scores = sorted(
+        ((len(terms & set(content_terms(c.name + " " + _positive_description(c)))), c.name) for c in corpora),
+        reverse=True,
+    )
+    if not scores or scores[0][0] == 0:
+        return None
+    if len(scores) > 1 and scores[0][0] < CLEAR_WINNER * scores[1][0]:
+        return None
+    return scores[0][1]
+
+
+def _positive_description(corpus: CorpusSummary) -> str:
+    """The description without its "do not use it for …" sentences, which name other corpora's topics."""
+    return " ".join(s for s in sentences(corpus.description) if not _NEGATIVE.search(s))

@@ -1,0 +1,138 @@
+"""Small text analysis the agent shares: content terms, numbers and identifiers, in English and Chinese.
+
+These are deliberately simple and deterministic — the offline back-end, the conflict
+detector and the near-duplicate check need "which words carry the meaning" and "which
+numbers are claimed", not linguistics. English words are lower-cased and Porter2-stemmed,
+so "approves" and "approval" meet "approve"; Chinese text
+becomes overlapping character bigrams, the usual unit for CJK matching without a segmenter.
+"""
+
+from __future__ import annotations
+
+import re
+
+from whoosh.lang import porter2
+
+STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have
+    having he her here hers herself him himself his how i if in into is it its itself just me more most
+    my myself no nor not now of off on once only or other our ours ourselves out over own same she
+    should so some such than that the their theirs them themselves then there these they this those
+    through to too under until up very was we were what when where which while who whom why will with
+    would you your yours yourself yourselves tell please know find give show explain list describe
+    much many also may might must shall get got does did done need needs us let lets ever mean means meaning
+    """.split()
+)
+"""Function words and question scaffolding that say nothing about the topic."""
+
+CJK_STOP_CHARS = frozenset("的了是在和与及或也都就而被将把之其这那个着过吗呢吧啊您你我他她它们么什哪怎多少几需要请")
+"""Chinese characters of function words and question scaffolding; bigrams holding one are not terms."""
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*[A-Za-z0-9]|[A-Za-z]")
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]+")
+_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\d])")
+_IDENTIFIER = re.compile(r"\b(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9]+(?:[_\-][A-Za-z0-9]+)*\b")
+_UNIT_GLUED = re.compile(r"\d+(?:GB|MB|TB|KB|ms|s|h|min|K|M|Pa|dB|d|x|st|nd|rd|th)", re.IGNORECASE)
+
+
+def stem(word: str) -> str:
+    """The Porter2 stem of a lower-cased English word (the stemmer the keyword index uses)."""
+    return str(porter2.stem(word.lower()))
+
+
+def content_terms(text: str) -> list[str]:
+    """The meaning-bearing terms of ``text``, in order, unique: stems of non-stopwords, CJK bigrams, identifiers."""
+    terms: list[str] = []
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        if _grade_letter(word, text, match.start()):
+            terms.append(word.lower())
+            continue
+        if word.lower() in STOPWORDS or (len(word) < 3 and not any(c.isdigit() for c in word)):
+            continue
+        terms.append(word.lower() if identifier_like(word) else stem(word))
+    for run in _CJK_RUN.findall(text):
+        pairs = [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+        terms.extend(pair for pair in pairs if not set(pair) & CJK_STOP_CHARS)
+    return list(dict.fromkeys(terms))
+
+
+def _grade_letter(word: str, text: str, start: int) -> bool:
+    """A capital letter used as a name ("an A rating", "Rating: A"), not "I" and not a sentence's first word."""
+    return len(word) == 1 and word.isupper() and word != "I" and bool(text[:start].strip()) and (
+        not text[:start].rstrip().endswith((".", "!", "?")))
+
+
+def is_cjk(term: str) -> bool:
+    return bool(_CJK_RUN.fullmatch(term))
+
+
+def identifier_like(word: str) -> bool:
+    """True for codes and model names such as ``X3``, ``ERR_VPN_AUTH_4012`` or ``CHG-2025-0612-03``."""
+    return bool(_IDENTIFIER.fullmatch(word))
+
+
+def identifiers(text: str) -> list[str]:
+    """Codes and model names in ``text``, unique, in order."""
+    return list(dict.fromkeys(m.group(0) for m in _IDENTIFIER.finditer(text)))
+
+
+def numbers(text: str) -> list[float]:
+    """The numbers written in ``text`` (thousands separators allowed), in order.
+
+    Digits inside codes and model names (``X3``, ``CHG-2025-0612-03``) are not numbers;
+    a number with a unit glued on (``8GB``, ``500ms``) is.
+    """
+    masked = _IDENTIFIER.sub(lambda m: m.group(0) if _UNIT_GLUED.fullmatch(m.group(0)) else " ", text)
+    values = []
+    for match in _NUMBER.finditer(masked):
+        whole = match.group(1).replace(",", "")
+        values.append(float(f"{whole}.{match.group(2)}" if match.group(2) else whole))
+    return values
+
+
+def overlap(a: list[str], b: list[str]) -> float:
+    """Jaccard similarity of two term lists."""
+    left, right = set(a), set(b)
+    return len(left & right) / len(left | right) if left | right else 1.0
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\u4e00-\u9fff])|(?<=[。！？])")
+_BLOCK_START = re.compile(r"\s*(?:[-*+•]\s|\d{1,3}[.)]\s|#{1,6}\s|\||>)")
+_MARKER = re.compile(r"^\s*(?:[-*+•>]|\d{1,3}[.)]|#{1,6})\s+")
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` split into sentences.
+
+    Wrapped lines of a paragraph are joined; list items and headings stand alone without
+    their markers; a table row becomes "Header: cell, Header: cell" so it reads as a
+    statement; fenced code blocks are left out (logs and commands are not answers).
+    """
+    blocks: list[str] = []
+    joinable = in_fence = False
+    header: list[str] | None = None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            in_fence = not in_fence
+        if in_fence or not stripped or stripped.startswith(("```", "~~~")):
+            joinable, header = False, None
+            continue
+        if stripped.startswith("|"):
+            cells = [cell.strip() for cell in stripped.strip("|").split("|")]
+            if header is None:
+                header = cells
+            elif not all(set(cell) <= set(":- ") for cell in cells):
+                blocks.append(", ".join(f"{h}: {c}" if h else c for h, c in zip(header, cells, strict=False)) + ".")
+            joinable = False
+            continue
+        header = None
+        if joinable and not _BLOCK_START.match(line):
+            blocks[-1] += " " + stripped
+        else:
+            blocks.append(_MARKER.sub("", line).strip())
+        joinable = not stripped.startswith("#")
+    return [part.strip() for block in blocks for part in _SENTENCE_END.split(block) if part.strip()]

@@ -1,0 +1,74 @@
+"""``rag-agent ask``: stdout carries the answer and its sources (or one JSON object), stderr the progress."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from client_agent.cli import main
+from client_agent.trace import read_trace
+from mcp_server.settings import Settings
+from tests.helpers import subprocess_env
+
+pytestmark = pytest.mark.slow
+
+
+def run(settings: Settings, *args: str) -> tuple[int, str, str]:
+    env = {**subprocess_env(settings), "ANTHROPIC_API_KEY": ""}
+    result = CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_json_result_totals_match_the_trace_file(bundled_settings: Settings, tmp_path: Path) -> None:
+    trace = tmp_path / "run.jsonl"
+    code, out, err = run(bundled_settings, "ask", "--json", "--trace", str(trace),
+                         "How many days of annual leave do I get after 5 years of service?")
+    assert code == 0, err
+    result = json.loads(out)
+    assert set(result) >= {"answer", "state", "citations", "verification", "totals", "trace"}
+    assert result["trace"] == str(trace) and "offline mode" in err
+    events = read_trace(trace)
+    calls = [e for e in events if e["event"] == "tool_call" and not e.get("refused")]
+    models = [e for e in events if e["event"] == "model_call"]
+    totals = result["totals"]
+    assert totals["tool_calls"] == len(calls) > 0
+    assert totals["input_tokens"] == sum(e["input_tokens"] for e in models)
+    assert totals["output_tokens"] == sum(e["output_tokens"] for e in models)
+    assert totals == events[-1]["totals"] and totals["steps"] >= 1
+    assert "20" in result["answer"]
+    assert {c["id"] for c in result["citations"]} <= {i for e in calls for i in e["evidence"]}
+    for citation in result["citations"]:
+        assert {"id", "corpus", "doc_id", "chunk", "title", "source", "section", "char_start", "char_end"} <= set(citation)
+
+
+def test_text_output_lists_the_cited_sources_and_progress_goes_to_stderr(bundled_settings: Settings) -> None:
+    code, out, err = run(bundled_settings, "ask", "What does the VPN error E1042 mean?")
+    assert code == 0, err
+    answer, _, sources = out.partition("\nSources:\n")
+    assert "E1042" in answer and "handbook:it/vpn-troubleshooting#" in sources
+    assert "searching" in err and "searching" not in out
+
+
+def test_empty_question_is_refused_with_an_example(bundled_settings: Settings) -> None:
+    code, _, err = run(bundled_settings, "ask", "   ")
+    assert code == 2 and "question is empty" in err
+
+
+def test_chat_resolves_a_follow_up_against_the_previous_question(bundled_settings: Settings) -> None:
+    env = {**subprocess_env(bundled_settings), "ANTHROPIC_API_KEY": ""}
+    questions = "What does the VPN error E1042 mean?\nHow do I fix it?\n"
+    result = CliRunner().invoke(main, ["chat", "--quiet"], input=questions, env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
+    first, _, second = result.stdout.partition("\nSources:\n")
+    assert "E1042" in first
+    # Alone, "How do I fix it?" names nothing in the knowledge base and would be declined.
+    assert "general-knowledge" not in second and "E1042" in second.split("\nSources:\n")[0]
+
+
+def test_anthropic_backend_without_a_key_says_what_to_set(bundled_settings: Settings) -> None:
+    code, out, err = run(bundled_settings, "ask", "--backend", "anthropic", "How much annual leave do I get?")
+    assert code == 1 and out == ""
+    assert "ANTHROPIC_API_KEY" in err and "--backend offline" in err and "Traceback" not in err

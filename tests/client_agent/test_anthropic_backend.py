@@ -1,0 +1,608 @@
+"""The Anthropic back-end through the real ``anthropic`` SDK, against a local Messages API.
+
+Every test drives :class:`AnthropicBackend` with a real ``AsyncAnthropic`` client whose
+``base_url`` points at :class:`FakeAnthropic` (scripted replies over HTTP on 127.0.0.1) and
+asserts on the requests the SDK actually sent. The last test runs the whole agent loop over
+a real stdio MCP server on a small ingested corpus.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from client_agent.backends.anthropic_backend import (
+    DEFAULT_MODEL,
+    DROPPED_EVIDENCE,
+    LOOP_EVIDENCE,
+    MUST_ANSWER,
+    AnthropicBackend,
+    AnthropicBackendError,
+    APIKeyError,
+    from_environment,
+)
+from client_agent.backends.base import Decision, Exchange, Observation, RunView, ToolRequest
+from client_agent.connection import Catalog, CorpusSummary, ToolOutcome, ToolSpec, connect, evidence_from
+from client_agent.evidence import Ledger
+from client_agent.loop import Agent
+from client_agent.reflection import REFLECTION_INSTRUCTIONS
+from mcp_server.ingest import ingest
+from mcp_server.settings import Settings
+from tests.client_agent.fake_anthropic import (
+    OVERLOADED,
+    RATE_LIMITED,
+    UNAUTHORIZED,
+    ErrorReply,
+    FakeAnthropic,
+    cite,
+    message,
+    text,
+    tool_use,
+)
+from tests.helpers import subprocess_env
+
+KEY = "sk-ant-test-key"
+QUESTION = "What fuel does the alpha reactor use, and how many orders are open?"
+
+SEARCH_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "description": "What to search for."},
+        "corpus": {"anyOf": [{"type": "string", "enum": ["tiny"]}, {"type": "null"}], "default": None},
+        "top_k": {"type": "integer", "minimum": 1, "maximum": 50, "default": 5},
+    },
+    "required": ["query"],
+}
+SQL_SCHEMA = {"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"]}
+CATALOG = Catalog(
+    tools=[
+        ToolSpec("hybrid_search", "Search the knowledge bases (default).", SEARCH_SCHEMA),
+        ToolSpec("keyword_search", "Exact terms and codes.", SEARCH_SCHEMA),
+        ToolSpec("sql_query", "Read-only SQL. Tables: orders(id, status).", SQL_SCHEMA),
+    ],
+    corpora=[CorpusSummary("tiny", "Reactor notes and team rituals; not for HR questions.", 3, 3)],
+    sql_schema="orders(id, status)",
+)
+
+
+def citation(doc: str, chunk: int = 0, updated: str | None = None) -> dict[str, Any]:
+    return {
+        "id": f"tiny:{doc}#{chunk}", "corpus": "tiny", "doc_id": doc, "chunk": chunk, "title": doc.title(),
+        "source": f"{doc}.md", "section": doc.title(), "char_start": 0, "char_end": 60, "updated": updated,
+    }  # fmt: skip
+
+
+def search_outcome(query: str, *hits: tuple[str, str, str | None]) -> ToolOutcome:
+    """A hybrid_search outcome as the MCP connection builds it, for hits (doc, text, updated)."""
+    structured = {
+        "query": query, "corpus": "tiny", "retriever": "hybrid",
+        "hits": [
+            {"rank": rank, "score": 1.0 / rank, "retriever": "hybrid", "text": body,
+             "citation": citation(doc, 0, updated)}
+            for rank, (doc, body, updated) in enumerate(hits, start=1)
+        ],
+    }  # fmt: skip
+    rendered = f"{len(hits)} hits for {query!r} in corpus tiny (hybrid search), best first.\n\n" + "\n\n".join(
+        f"[tiny:{doc}#0]\n{body}" for doc, body, _ in hits
+    )
+    arguments = {"query": query, "corpus": "tiny"}
+    return ToolOutcome("hybrid_search", arguments, False, rendered, structured, 0.01,
+                       evidence_from("hybrid_search", arguments, structured, step=1))
+
+
+def sql_outcome() -> ToolOutcome:
+    structured = {"columns": ["open_orders"], "rows": [[17]], "row_count": 1, "truncated": False,
+                  "citation_id": "sql:company:0badc0de", "sql": "SELECT count(*) AS open_orders FROM orders"}
+    arguments = {"sql": "SELECT count(*) AS open_orders FROM orders"}
+    return ToolOutcome("sql_query", arguments, False, "open_orders\n17\n1 row. Cite as [sql:company:0badc0de]",
+                       structured, 0.01, evidence_from("sql_query", arguments, structured, step=1))
+
+
+UNKNOWN_CORPUS = "Unknown corpus 'nowhere'; the corpora are: tiny."
+ALPHA = ("alpha", "The alpha reactor runs on zebraword fuel at 451 kelvin.", "2024-05-01")
+BETA = ("beta", "Beta teams meet every Tuesday to review the quarterly roadmap.", None)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+async def backend(fake: FakeAnthropic) -> AsyncIterator[AnthropicBackend]:
+    backend = from_environment(model="claude-test-model", base_url=fake.url, api_key=KEY, max_tokens=512, max_retries=2)
+    yield backend
+    await backend.aclose()
+
+
+def view(question: str = QUESTION, history: list[Exchange] | None = None, ledger: Ledger | None = None) -> RunView:
+    return RunView(question, history or [], CATALOG, ledger if ledger is not None else Ledger())
+
+
+async def decide_once(backend: AnthropicBackend) -> Decision:
+    """One decision on a fresh run by a back-end made for this call alone (closed afterwards)."""
+    try:
+        return await backend.decide(view())
+    finally:
+        await backend.aclose()
+
+
+def user_turn(body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The content blocks of the last (user) message of a request."""
+    last = body["messages"][-1]
+    assert last["role"] == "user"
+    return list(last["content"])
+
+
+async def gather_evidence(fake: FakeAnthropic, backend: AnthropicBackend, run: RunView) -> list[ToolOutcome]:
+    """One decide that asks for a search, a SQL query and a failing call; their outcomes observed."""
+    fake.enqueue(message(
+        text("Let me look that up."),
+        tool_use("toolu_01", "hybrid_search", {"query": "alpha reactor fuel", "corpus": "tiny"}),
+        tool_use("toolu_02", "sql_query", {"sql": "SELECT count(*) AS open_orders FROM orders"}),
+        tool_use("toolu_03", "keyword_search", {"query": "", "corpus": "nowhere"}),
+    ))  # fmt: skip
+    decision = await backend.decide(run)
+    outcomes = [
+        search_outcome("alpha reactor fuel", ALPHA, BETA),
+        sql_outcome(),
+        ToolOutcome("keyword_search", {"query": ""}, True, UNKNOWN_CORPUS, None, 0.0),
+    ]
+    for outcome in outcomes:
+        run.ledger.add(outcome.evidence)
+    backend.observe([Observation(request, outcome) for request, outcome in zip(decision.tool_calls, outcomes)])
+    return outcomes
+
+
+async def request_after_evidence(fake: FakeAnthropic, backend: AnthropicBackend, run: RunView | None = None,
+                                 note: str | None = None, must_answer: bool = False) -> dict[str, Any]:
+    """The body of the decide request that follows :func:`gather_evidence` (and ``note``, if given)."""
+    run = run or view()
+    await gather_evidence(fake, backend, run)
+    if note:
+        backend.note(note)
+    run.must_answer = must_answer
+    fake.enqueue(message(text("done")))
+    await backend.decide(run)
+    return fake.requests[-1].body
+
+
+# --- configuration and authentication ------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_first_request_offers_the_mcp_tools_with_their_schemas_and_sends_the_key_as_a_bearer_token(
+    fake: FakeAnthropic, backend: AnthropicBackend
+) -> None:
+    fake.enqueue(message(text("1024 / 32 = 32.")))
+    decision = await backend.decide(view("What is 1024 / 32?"))
+
+    assert decision.answer == "1024 / 32 = 32." and not decision.tool_calls
+    (request,) = fake.requests
+    assert request.headers["authorization"] == f"Bearer {KEY}"  # anthropic 2.x: api_key goes as a bearer token
+    assert "x-api-key" not in request.headers
+    assert request.headers["anthropic-version"]
+    body = request.body
+    assert body["tools"] == [
+        {"name": "hybrid_search", "description": "Search the knowledge bases (default).",
+         "input_schema": SEARCH_SCHEMA},
+        {"name": "keyword_search", "description": "Exact terms and codes.", "input_schema": SEARCH_SCHEMA},
+        {"name": "sql_query", "description": "Read-only SQL. Tables: orders(id, status).", "input_schema": SQL_SCHEMA},
+    ]
+    assert body["tool_choice"] == {"type": "auto"}
+    assert body["model"] == "claude-test-model" and body["max_tokens"] == 512
+    assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "What is 1024 / 32?"}]}]
+    assert "Reactor notes and team rituals; not for HR questions." in body["system"]
+    assert "keyword_search" in body["system"] and "sql_query" in body["system"]
+
+
+@pytest.mark.anyio
+async def test_usage_latency_and_stop_reason_are_reported(fake: FakeAnthropic, backend: AnthropicBackend) -> None:
+    fake.enqueue(message(text("Cut"), stop_reason="max_tokens", input_tokens=321, output_tokens=7, model="claude-x"))
+    call = (await backend.decide(view())).call
+    assert call is not None
+    assert (call.model, call.input_tokens, call.output_tokens, call.stop_reason) == ("claude-x", 321, 7, "max_tokens")
+    assert 0 < call.seconds < 5
+
+
+def test_a_missing_key_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(APIKeyError, match="set ANTHROPIC_API_KEY"):
+        from_environment()
+
+
+@pytest.mark.anyio
+async def test_the_environment_configures_key_base_url_model_and_max_tokens(
+    fake: FakeAnthropic, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-from-env")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
+    monkeypatch.delenv("RAG_AGENT_MODEL", raising=False)
+    monkeypatch.setenv("RAG_AGENT_MAX_TOKENS", "777")
+    fake.enqueue(message(text("ok")), message(text("ok")))
+    await decide_once(from_environment())
+    monkeypatch.setenv("RAG_AGENT_MODEL", "claude-from-env")
+    await decide_once(from_environment(max_tokens=99))
+
+    first, second = fake.requests
+    assert first.headers["authorization"] == "Bearer sk-from-env"
+    assert (first.body["model"], first.body["max_tokens"]) == (DEFAULT_MODEL, 777)
+    assert (second.body["model"], second.body["max_tokens"]) == ("claude-from-env", 99)
+
+
+@pytest.mark.parametrize("value", ["lots", "0", "-5"])
+def test_a_bad_max_tokens_setting_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("RAG_AGENT_MAX_TOKENS", value)
+    with pytest.raises(AnthropicBackendError, match="RAG_AGENT_MAX_TOKENS must be a positive whole number"):
+        from_environment(api_key=KEY)
+
+
+@pytest.mark.anyio
+async def test_a_rejected_key_is_a_clear_error_and_is_not_retried(
+    fake: FakeAnthropic, backend: AnthropicBackend
+) -> None:
+    fake.enqueue(UNAUTHORIZED)
+    with pytest.raises(APIKeyError, match="rejected the API key") as raised:
+        await backend.decide(view())
+    assert "ANTHROPIC_API_KEY" in str(raised.value)
+    assert len(fake.requests) == 1
+
+
+# --- retries -------------------------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_an_overloaded_api_is_retried_after_a_backoff(fake: FakeAnthropic, backend: AnthropicBackend) -> None:
+    fake.enqueue(OVERLOADED, message(text("Fine now.")))
+    decision = await backend.decide(view())
+
+    assert decision.answer == "Fine now."
+    first, second = fake.requests
+    assert first.body == second.body
+    assert (first.headers["x-stainless-retry-count"], second.headers["x-stainless-retry-count"]) == ("0", "1")
+    assert second.at - first.at >= 0.5 * 0.75  # the SDK's first backoff: 0.5 s less at most 25% jitter
+
+
+@pytest.mark.anyio
+async def test_rate_limits_are_retried_up_to_the_limit_then_reported(
+    fake: FakeAnthropic, backend: AnthropicBackend
+) -> None:
+    limited = ErrorReply(RATE_LIMITED.status, RATE_LIMITED.type, RATE_LIMITED.message, {"retry-after-ms": "20"})
+    fake.enqueue(limited, limited, limited, message(text("never reached")))
+    with pytest.raises(AnthropicBackendError, match=r"rate-limited: it answered 429 .* to every attempt"):
+        await backend.decide(view())
+    assert len(fake.requests) == 3  # the first try and max_retries=2 retries
+
+
+@pytest.mark.anyio
+async def test_retries_are_configurable(fake: FakeAnthropic) -> None:
+    fake.enqueue(OVERLOADED, message(text("never reached")))
+    with pytest.raises(AnthropicBackendError, match=r"overloaded or failing: it answered 529 \(Overloaded\)"):
+        await decide_once(from_environment(base_url=fake.url, api_key=KEY, max_retries=0))
+    assert len(fake.requests) == 1
+
+
+# --- tool calls and results ---------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_every_tool_use_gets_its_tool_result_in_order(fake: FakeAnthropic, backend: AnthropicBackend) -> None:
+    body = await request_after_evidence(fake, backend)
+
+    assistant = body["messages"][1]
+    assert assistant["role"] == "assistant"
+    assert [b["id"] for b in assistant["content"] if b["type"] == "tool_use"] == ["toolu_01", "toolu_02", "toolu_03"]
+    results = user_turn(body)
+    assert [(b["type"], b["tool_use_id"]) for b in results] == [
+        ("tool_result", "toolu_01"), ("tool_result", "toolu_02"), ("tool_result", "toolu_03"),
+    ]  # fmt: skip
+    assert [b.get("is_error", False) for b in results] == [False, False, True]
+    assert results[2]["content"] == UNKNOWN_CORPUS
+
+
+@pytest.mark.anyio
+async def test_tool_calls_come_back_as_requests_with_the_tool_use_ids(
+    fake: FakeAnthropic, backend: AnthropicBackend
+) -> None:
+    fake.enqueue(message(text("Searching the reactor notes.\nMore words."),
+                         tool_use("toolu_9", "hybrid_search", {"query": "alpha fuel", "top_k": 3})))
+    decision = await backend.decide(view())
+    assert decision.tool_calls == [ToolRequest("toolu_9", "hybrid_search", {"query": "alpha fuel", "top_k": 3})]
+    assert decision.answer == ""
+    assert decision.note == "Searching the reactor notes."
+
+
+@pytest.mark.anyio
+async def test_search_hits_go_back_as_search_result_blocks_and_sql_as_cited_text(
+    fake: FakeAnthropic, backend: AnthropicBackend
+) -> None:
+    search, sql, _ = user_turn(await request_after_evidence(fake, backend))
+    header, *blocks = search["content"]
+    assert header["text"] == "2 hits for 'alpha reactor fuel' in corpus tiny (hybrid search), best first."
+    assert blocks == [
+        {"type": "search_result", "source": "tiny:alpha#0", "title": "Alpha (updated 2024-05-01)",
+         "content": [{"type": "text", "text": ALPHA[1]}], "citations": {"enabled": True}},
+        {"type": "search_result", "source": "tiny:beta#0", "title": "Beta",
+         "content": [{"type": "text", "text": BETA[1]}], "citations": {"enabled": True}},
+    ]  # fmt: skip
+    assert sql["content"].startswith("[sql:company:0badc0de]\n")
+    assert "17" in sql["content"]
+
+
+@pytest.mark.anyio
+async def test_a_document_window_goes_back_as_one_search_result_per_chunk(
+    fake: FakeAnthropic, backend: AnthropicBackend
+) -> None:
+    body = "Alpha intro.\nThe alpha reactor runs on zebraword fuel."
+    structured = {
+        "corpus": "tiny", "doc_id": "alpha", "title": "Alpha", "source": "alpha.md", "text": body, "text_offset": 0,
+        "char_count": len(body), "citation": citation("alpha"),
+        "chunks": [{"chunk": 0, "citation_id": "tiny:alpha#0", "section": "Alpha", "char_start": 0, "char_end": 12},
+                   {"chunk": 1, "citation_id": "tiny:alpha#1", "section": "Alpha", "char_start": 13,
+                    "char_end": len(body)}],
+    }  # fmt: skip
+    arguments = {"doc_id": "tiny:alpha"}
+    outcome = ToolOutcome("get_document", arguments, False, "tiny:alpha — Alpha — alpha.md\n\n[tiny:alpha#0]\n...",
+                          structured, 0.01, evidence_from("get_document", arguments, structured, step=1))
+    fake.enqueue(message(tool_use("toolu_doc", "get_document", arguments)), message(text("done")))
+    run = view()
+    decision = await backend.decide(run)
+    backend.observe([Observation(decision.tool_calls[0], outcome)])
+    await backend.decide(run)
+
+    (result,) = user_turn(fake.requests[1].body)
+    assert result["content"][0] == {"type": "text", "text": "tiny:alpha — Alpha — alpha.md"}
+    assert [(b["source"], b["content"][0]["text"]) for b in result["content"][1:]] == [
+        ("tiny:alpha#0", "Alpha intro."), ("tiny:alpha#1", "The alpha reactor runs on zebraword fuel."),
+    ]  # fmt: skip
+
+
+@pytest.mark.anyio
+async def test_notes_follow_the_tool_results_in_the_next_user_turn(
+    fake: FakeAnthropic, backend: AnthropicBackend
+) -> None:
+    note = "Reflection verdict: not sufficient. Missing: the roadmap day."
+    blocks = user_turn(await request_after_evidence(fake, backend, note=note))
+    assert [b["type"] for b in blocks] == ["tool_result", "tool_result", "tool_result", "text"]
+    assert blocks[-1]["text"] == "Reflection verdict: not sufficient. Missing: the roadmap day."
+
+
+@pytest.mark.anyio
+async def test_evidence_the_loop_fetched_itself_is_shown_once(fake: FakeAnthropic, backend: AnthropicBackend) -> None:
+    run = view()
+    await gather_evidence(fake, backend, run)
+    gamma = ("gamma", "Gamma notes say the alpha reactor runs at 460 kelvin.", None)
+    confirming = search_outcome("alpha kelvin", gamma)
+    run.ledger.add(confirming.evidence)
+    fake.enqueue(message(text("first")), message(text("second")))
+    await backend.decide(run)
+    backend.note("Thanks.")
+    await backend.decide(run)
+
+    blocks = user_turn(fake.requests[1].body)
+    assert blocks[3] == {"type": "text", "text": LOOP_EVIDENCE}
+    assert blocks[4]["type"] == "search_result" and blocks[4]["source"] == "tiny:gamma#0"
+    assert [b["type"] for b in user_turn(fake.requests[2].body)] == ["text"]
+
+
+@pytest.mark.anyio
+async def test_evidence_the_ledger_dropped_is_replaced_by_a_placeholder(
+    fake: FakeAnthropic, backend: AnthropicBackend
+) -> None:
+    run = view(ledger=Ledger(token_budget=20))  # room for the best hit only
+    search = user_turn(await request_after_evidence(fake, backend, run))[0]
+
+    assert [e.citation_id for e in run.ledger.dropped()] == ["tiny:beta#0"]
+    kept, dropped = search["content"][1:]
+    assert kept["content"] == [{"type": "text", "text": ALPHA[1]}]
+    assert (dropped["source"], dropped["content"]) == ("tiny:beta#0", [{"type": "text", "text": DROPPED_EVIDENCE}])
+
+
+# --- answers, citations, reflection, revision ---------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_native_citations_become_inline_citation_ids(fake: FakeAnthropic, backend: AnthropicBackend) -> None:
+    run = view()
+    await gather_evidence(fake, backend, run)
+    fake.enqueue(message(
+        text("The alpha reactor runs on "),
+        text("zebraword fuel at 451 kelvin", [cite("tiny:alpha#0", ALPHA[1], 0, "Alpha")]),
+        text(". Beta teams meet "),
+        text("every Tuesday.", [cite("tiny:beta#0", BETA[1], 1), cite("tiny:beta#0", BETA[1], 1)]),
+        text(" There are 17 open orders [sql:company:0badc0de].",
+             [cite("tiny:alpha#0", ALPHA[1], 0)]),
+        text(" Already marked [tiny:beta#0]", [cite("tiny:beta#0", BETA[1], 1)]),
+    ))  # fmt: skip
+    decision = await backend.decide(run)
+
+    assert decision.answer == (
+        "The alpha reactor runs on zebraword fuel at 451 kelvin [tiny:alpha#0]. Beta teams meet every Tuesday"
+        " [tiny:beta#0]. There are 17 open orders [sql:company:0badc0de] [tiny:alpha#0]. Already marked [tiny:beta#0]"
+    )
+    assert decision.state == "answered"
+    fake.enqueue(message(text("revised")))
+    await backend.revise(run, decision.answer, "fine")
+    replayed = fake.requests[2].body["messages"][-2]
+    assert replayed["role"] == "assistant"
+    assert "".join(b["text"] for b in replayed["content"]) == decision.answer
+
+
+@pytest.mark.parametrize(
+    ("reply", "state"),
+    [
+        ("Insufficient evidence: no document gives the X9's battery life.", "insufficient"),
+        ("Clarifying question: which environment do you mean, staging or production?", "clarify"),
+        ("The X3 battery lasts 10 hours [products:x3#1].", "answered"),
+    ],
+)
+@pytest.mark.anyio
+async def test_the_answer_state_is_read_from_the_reply(
+    fake: FakeAnthropic, backend: AnthropicBackend, reply: str, state: str
+) -> None:
+    fake.enqueue(message(text(reply)))
+    decision = await backend.decide(view())
+    assert (decision.answer, decision.state) == (reply, state)
+
+
+@pytest.mark.anyio
+async def test_must_answer_forbids_tools_and_asks_for_the_final_answer(
+    fake: FakeAnthropic, backend: AnthropicBackend
+) -> None:
+    body = await request_after_evidence(fake, backend, must_answer=True)
+
+    assert body["tool_choice"] == {"type": "none"}
+    assert [t["name"] for t in body["tools"]] == ["hybrid_search", "keyword_search", "sql_query"]
+    assert user_turn(body)[-1] == {"type": "text", "text": MUST_ANSWER}
+
+
+@pytest.mark.anyio
+async def test_reflection_is_a_side_call_that_leaves_the_conversation_as_it_was(
+    fake: FakeAnthropic, backend: AnthropicBackend
+) -> None:
+    run = view()
+    await gather_evidence(fake, backend, run)
+    fake.enqueue(
+        message(text("Sure! {not json")),
+        message(text('{"sufficient": false, "missing": ["open orders"], "next_queries": []}')),
+        message(text("done")),
+    )
+    first = await backend.reflect(run)
+    second = await backend.reflect(run, retry_feedback="not valid JSON: expecting property name")
+    backend.note("Reflection verdict: not sufficient.")
+    await backend.decide(run)
+
+    assert first.text == "Sure! {not json"
+    assert second.text == '{"sufficient": false, "missing": ["open orders"], "next_queries": []}'
+    assert second.call is not None and second.call.output_tokens == 20
+    reflect_one, reflect_two, decide = (r.body for r in fake.requests[1:])
+    assert reflect_one["tool_choice"] == {"type": "none"}
+    assert user_turn(reflect_one)[-1] == {"type": "text", "text": REFLECTION_INSTRUCTIONS}
+    retry = user_turn(reflect_two)[-1]["text"]
+    assert "not valid JSON: expecting property name" in retry
+    assert reflect_one["messages"][:-1] == decide["messages"][:-1]
+    texts = [b["text"] for b in user_turn(decide) if b["type"] == "text"]
+    assert texts == ["Reflection verdict: not sufficient."]
+
+
+@pytest.mark.anyio
+async def test_revision_sends_the_feedback_after_the_failed_answer(
+    fake: FakeAnthropic, backend: AnthropicBackend
+) -> None:
+    run = view()
+    fake.enqueue(message(text("Alpha runs at 451 kelvin [tiny:alpha#7].")), message(text("Alpha runs at 451 kelvin.")))
+    answer = (await backend.decide(run)).answer
+    revised = await backend.revise(run, answer, "[tiny:alpha#7] was not returned by any tool in this run.")
+
+    body = fake.requests[1].body
+    assert body["tool_choice"] == {"type": "none"}
+    assert body["messages"][-2] == {"role": "assistant", "content": [{"type": "text", "text": answer}]}
+    assert "[tiny:alpha#7] was not returned by any tool in this run." in user_turn(body)[-1]["text"]
+    assert revised.answer == "Alpha runs at 451 kelvin."
+
+
+@pytest.mark.anyio
+async def test_each_run_starts_a_new_conversation_after_the_chat_history(
+    fake: FakeAnthropic, backend: AnthropicBackend
+) -> None:
+    fake.enqueue(message(text("first answer")), message(text("second answer")))
+    await backend.decide(view("Where is the alpha reactor?"))
+    history = [Exchange("Where is the alpha reactor?", "In hall 3 [tiny:alpha#0].")]
+    await backend.decide(view("What fuel does it use?", history=history))
+
+    assert fake.requests[1].body["messages"] == [
+        {"role": "user", "content": "Where is the alpha reactor?"},
+        {"role": "assistant", "content": "In hall 3 [tiny:alpha#0]."},
+        {"role": "user", "content": [{"type": "text", "text": "What fuel does it use?"}]},
+    ]
+
+
+def test_the_fake_refuses_unpaired_tool_use_like_the_api() -> None:
+    """The pairing rule the fake enforces is what gives the pairing assertions above their teeth."""
+    from tests.client_agent.fake_anthropic import conversation_problem
+
+    unpaired = {"tools": [{}], "messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "t", "input": {}},
+                                          {"type": "tool_use", "id": "b", "name": "t", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "b"},
+                                     {"type": "tool_result", "tool_use_id": "a"}]},
+    ]}  # fmt: skip
+    assert "without `tool_result` blocks" in (conversation_problem(unpaired) or "")
+    paired = json.loads(json.dumps(unpaired))
+    paired["messages"][2]["content"].reverse()
+    assert conversation_problem(paired) is None
+    assert "must define tools" in (conversation_problem({**paired, "tools": []}) or "")
+
+
+
+# --- end to end: the agent loop over a real stdio MCP server --------------------------------------
+
+
+@pytest.fixture
+def tiny_index(tiny_settings: Settings) -> Settings:
+    ingest(tiny_settings)
+    return tiny_settings
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_run_revises_an_answer_that_cites_an_id_never_retrieved(
+    fake: FakeAnthropic, backend: AnthropicBackend, tiny_index: Settings, tmp_path: Path
+) -> None:
+    fake.enqueue(
+        message(text("I'll search the reactor notes."),
+                tool_use("toolu_e2e_1", "hybrid_search", {"query": "alpha reactor fuel", "corpus": "tiny"})),
+        message(text('{"sufficient": true, "missing": [], "next_queries": []}')),
+        message(text("The alpha reactor runs on zebraword fuel at 451 kelvin [tiny:alpha#9].")),
+        message(text("The alpha reactor runs on zebraword fuel at 451 kelvin",
+                     [cite("tiny:alpha#0", "The alpha reactor runs on zebraword fuel at 451 kelvin.")]), text(".")),
+    )  # fmt: skip
+    trace = tmp_path / "trace.jsonl"
+    async with connect(server_env=subprocess_env(tiny_index)) as server:
+        result = await Agent(server, backend).run("What fuel does the alpha reactor use, at what temperature?", trace)
+        specs = server.catalog.tools
+
+    assert result.answer == "The alpha reactor runs on zebraword fuel at 451 kelvin [tiny:alpha#0]."
+    assert result.state == "answered"
+    assert [c["id"] for c in result.citations] == ["tiny:alpha#0"]
+    assert (result.verification["revisions"], result.verification["passed"]) == (1, True)
+
+    decide, reflect, answer, revise = (r.body for r in fake.requests)
+    # tool definitions: the server's MCP tools, schemas untouched
+    names = {"hybrid_search", "vector_search", "keyword_search", "sql_query", "get_document"}
+    assert {t["name"] for t in decide["tools"]} >= names
+    assert decide["tools"] == [
+        {"name": s.name, "description": s.description, "input_schema": s.input_schema} for s in specs
+    ]
+    assert "A tiny test corpus." in decide["system"]
+    # the tool_result pairs with the tool_use, carrying the hits as search_result blocks
+    tool_result, *rest = user_turn(reflect)
+    assert (tool_result["type"], tool_result["tool_use_id"]) == ("tool_result", "toolu_e2e_1")
+    assert "is_error" not in tool_result
+    hits = {b["source"]: b for b in tool_result["content"] if b["type"] == "search_result"}
+    assert hits["tiny:alpha#0"]["title"] == "Alpha"
+    assert hits["tiny:alpha#0"]["citations"] == {"enabled": True}
+    assert "zebraword fuel at 451 kelvin" in hits["tiny:alpha#0"]["content"][0]["text"]
+    assert rest == [{"type": "text", "text": REFLECTION_INSTRUCTIONS}]
+    assert reflect["tool_choice"] == {"type": "none"}
+    # the reflection stayed out of the conversation; its verdict came back as a note
+    assert user_turn(answer)[0] == tool_result
+    (verdict,) = user_turn(answer)[1:]
+    assert verdict["type"] == "text" and "verdict: the evidence is sufficient" in verdict["text"]
+    assert REFLECTION_INSTRUCTIONS not in json.dumps(answer)
+    # the revision request follows the failed answer and names the bad id
+    assert revise["messages"][-2]["content"] == [
+        {"type": "text", "text": "The alpha reactor runs on zebraword fuel at 451 kelvin [tiny:alpha#9]."}
+    ]
+    assert "tiny:alpha#9" in user_turn(revise)[-1]["text"]
+    assert revise["tool_choice"] == {"type": "none"}
+    # the trace accounts for the four model calls
+    calls = [e for e in map(json.loads, trace.read_text().splitlines()) if e["event"] == "model_call"]
+    assert [c["purpose"] for c in calls] == ["decide", "reflect", "decide", "revise"]
+    assert result.totals.input_tokens == sum(c["input_tokens"] for c in calls) == 400
