@@ -11,7 +11,7 @@ from pypdf import PdfWriter
 from mcp_server.documents.corpus import SUPPORTED_SUFFIXES
 from mcp_server.documents.loaders import LoadedDocument, load_document
 from mcp_server.errors import IngestError
-from tests.pdf_fixture import write_text_pdf
+from scripts.text_pdf import write_text_pdf
 
 FIXTURE_CORPUS = Path(__file__).parents[1] / "fixtures" / "corpora" / "acme"
 

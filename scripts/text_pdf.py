@@ -1,8 +1,9 @@
-"""Write small, valid PDFs for tests, without a PDF library.
+"""Write small, valid PDFs without a PDF library (for tests and the bundled demo report).
 
 ``write_text_pdf`` lays out ASCII text with the standard Helvetica font, one string per
 line, and records the title in the document information dictionary, which is all
-``pypdf`` needs to extract the text and the title back.
+``pypdf`` needs to extract the text and the title back. An empty line is written as a
+single space, so that text extraction keeps it and paragraphs stay apart.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def write_text_pdf(path: Path, title: str, pages: list[str]) -> None:
         1: b"<< /Type /Catalog /Pages 2 0 R >>",
         2: b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % kid for kid in page_ids), len(pages)),
         3: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-        info_id: b"<< /Title " + _pdf_string(title) + b" /Producer (tests/pdf_fixture.py) >>",
+        info_id: b"<< /Title " + _pdf_string(title) + b" /Producer (scripts/text_pdf.py) >>",
     }
     for page_id, text in zip(page_ids, pages, strict=True):
         content = _content_stream(text)
@@ -41,7 +42,7 @@ def _pdf_string(text: str) -> bytes:
 def _content_stream(text: str) -> bytes:
     lines = [b"BT", b"/F1 %d Tf" % _FONT_SIZE, b"%d TL" % _LEADING, b"72 720 Td"]
     for number, line in enumerate(text.split("\n")):
-        lines.append((b"T* " if number else b"") + _pdf_string(line) + b" Tj")
+        lines.append((b"T* " if number else b"") + _pdf_string(line or " ") + b" Tj")
     lines.append(b"ET")
     return b"\n".join(lines)
 
