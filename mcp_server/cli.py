@@ -20,7 +20,7 @@ import click
 from pydantic import BaseModel, ValidationError
 from rich.console import Console
 
-from mcp_server.demo_database import open_database
+from mcp_server.demo_database import database_path, open_database
 from mcp_server.errors import IndexMissingError, RetrievalError
 from mcp_server.index import IndexLayout
 from mcp_server.ingest import IngestReport, ingest
@@ -28,6 +28,7 @@ from mcp_server.models import Hit, SearchFilters
 from mcp_server.progress import stderr_progress
 from mcp_server.retrieval import Retriever
 from mcp_server.settings import Settings
+from mcp_server.sql import ReadOnlyDatabase
 
 F = TypeVar("F", bound=Callable[..., Any])
 stderr = Console(stderr=True)
@@ -82,6 +83,25 @@ def print_ingest_report(report: IngestReport) -> None:
         )
 
 
+def print_database_report(settings: Settings) -> None:
+    """Open the configured database (building the demo database when needed) and say what it holds."""
+    database = open_database(settings)
+    tables = database.schema()
+    stderr.print(
+        f"database {database.name}: {len(tables)} tables, {sum(t.row_count for t in tables):,} rows ({database.path})",
+        highlight=False,
+    )
+
+
+def database_status(settings: Settings) -> dict[str, Any]:
+    """Where the configured database is and its tables with row counts; builds nothing."""
+    path = database_path(settings)
+    if not path.is_file():
+        return {"path": str(path), "built": False}
+    tables = ReadOnlyDatabase(path, timeout_s=settings.sql_timeout_s).schema()
+    return {"path": str(path), "built": True, "tables": [{"name": t.name, "rows": t.row_count} for t in tables]}
+
+
 def ensure_index(settings: Settings) -> None:
     """Build the index from the configured corpora if there is none yet, with progress on stderr."""
     if IndexLayout(settings.index_dir).current() is None:
@@ -102,15 +122,18 @@ def open_retriever(settings: Settings) -> Retriever:
 @click.pass_obj
 @handle_errors
 def ingest_command(settings: Settings, targets: tuple[str, ...], rebuild: bool) -> None:
-    """Build or update the index from corpus folders.
+    """Build or update the index from corpus folders, and the demo database.
 
     TARGETS are corpus folders or names of known corpora; with none, every configured
     corpus (RAGMCP_CORPORA, default: the bundled demo corpora) and every corpus already
-    in the index is brought up to date. Unchanged documents cost nothing.
+    in the index is brought up to date. Unchanged documents cost nothing. The demo
+    database is rebuilt from its sources when they changed (a database configured with
+    RAGMCP_DATABASE is only opened).
     """
     with stderr_progress(stderr) as progress:
         report = ingest(settings, targets, rebuild=rebuild, progress=progress)
     print_ingest_report(report)
+    print_database_report(settings)
 
 
 def _filters(category: str | None, tags: tuple[str, ...], since: date | None, until: date | None, prefix: str | None) -> SearchFilters:
@@ -233,12 +256,13 @@ def sql(settings: Settings, query: str, params: tuple[str, ...], max_rows: int |
 @click.pass_obj
 @handle_errors
 def status(settings: Settings, as_json: bool) -> None:
-    """Show where the index is, what it holds and what model built it."""
+    """Show where the index is, what it holds and what model built it, and the database's tables."""
+    database = database_status(settings)
     try:
         retriever = Retriever.open(settings)
     except IndexMissingError as e:
         if as_json:
-            click.echo(json.dumps({"index": str(settings.index_dir), "built": False}))
+            click.echo(json.dumps({"index": str(settings.index_dir), "built": False, "database": database}))
             return
         raise click.ClickException(str(e)) from e
     try:
@@ -248,7 +272,7 @@ def status(settings: Settings, as_json: bool) -> None:
             "index": str(retriever.generation), "built": True, "generation": manifest.generation,
             "created": manifest.created, "embedding_model": manifest.embedding_model,
             "dimension": manifest.dimension, "documents": manifest.documents, "chunks": manifest.chunks,
-            "corpora": [c.model_dump() for c in corpora],
+            "corpora": [c.model_dump() for c in corpora], "database": database,
         }
     finally:
         retriever.close()
@@ -260,6 +284,12 @@ def status(settings: Settings, as_json: bool) -> None:
     click.echo(f"{manifest.documents} documents, {manifest.chunks} chunks")
     for c in corpora:
         click.echo(f"  {c.name}: {c.documents} documents, {c.chunks} chunks — {textwrap.shorten(c.description, 90)}")
+    if not database["built"]:
+        click.echo(f"database: not built yet at {database['path']} (run ragmcp ingest)")
+        return
+    click.echo(f"database: {database['path']}")
+    for table in database["tables"]:
+        click.echo(f"  {table['name']}: {table['rows']} rows")
 
 
 @main.command()

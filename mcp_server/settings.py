@@ -7,7 +7,8 @@ Where things live:
 - ``corpora`` (``RAGMCP_CORPORA``, paths separated by ``os.pathsep``): the corpus folders
   that ``ragmcp ingest`` builds. Defaults to the bundled demo corpora.
 - ``database`` (``RAGMCP_DATABASE``): the SQLite file ``sql_query`` reads. Defaults to the
-  bundled demo database, built from ``corpora/company.sql`` on first use.
+  bundled demo database, built into the data dir from ``corpora/database/`` (``schema.json``
+  and one CSV per table) by ``ragmcp ingest`` or on first use, and rebuilt when they change.
 
 The ``http_*`` fields and the ``allowed_*`` lists configure ``ragmcp serve --transport http``;
 its worker processes receive the parent's settings through :meth:`Settings.to_env`.

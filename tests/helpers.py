@@ -1,13 +1,18 @@
-"""Helpers the tests share: writing corpus documents and settings for a temporary index."""
+"""Helpers the tests share: writing corpus documents, settings for a temporary index, and the
+demo database's sources read with the csv module (independently of the code that builds it)."""
 
 from __future__ import annotations
 
+import csv
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 from mcp_server.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
+DEMO_DATABASE_SOURCES = Path(__file__).resolve().parents[1] / "corpora" / "database"
 
 
 def write_doc(folder: Path, relpath: str, title: str, body: str, **front: str) -> Path:
@@ -27,3 +32,20 @@ def subprocess_env(settings: Settings) -> dict[str, str]:
     """The environment for a ``python -m mcp_server`` child of this checkout serving ``settings``."""
     inherited = {k: v for k, v in os.environ.items() if not k.startswith("RAGMCP_")}
     return {**inherited, **settings.to_env(), "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+
+
+def demo_tables(sources: Path = DEMO_DATABASE_SOURCES) -> list[dict[str, Any]]:
+    """The table entries of the demo database's schema.json, in creation order."""
+    tables: list[dict[str, Any]] = json.loads((sources / "schema.json").read_text(encoding="utf-8"))["tables"]
+    return tables
+
+
+def demo_csv(table: str, sources: Path = DEMO_DATABASE_SOURCES) -> list[dict[str, str]]:
+    """One demo table's rows as the csv module reads them: strings, '' for NULL."""
+    with (sources / f"{table}.csv").open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def demo_row_counts(sources: Path = DEMO_DATABASE_SOURCES) -> dict[str, int]:
+    """Rows per demo table, in creation order, counted in the CSV files."""
+    return {table["name"]: len(demo_csv(table["name"], sources)) for table in demo_tables(sources)}

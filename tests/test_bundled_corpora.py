@@ -322,7 +322,7 @@ def test_wheel_carries_the_corpora_and_the_tokenizer(tmp_path: Path) -> None:
     (wheel,) = tmp_path.glob("agentic_rag_mcp-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "mcp_server/corpora/handbook/corpus.toml" in names
-    assert "mcp_server/corpora/company.sql" in names
+    assert "mcp_server/corpora/database/schema.json" in names and "mcp_server/corpora/database/orders.csv" in names
     assert "mcp_server/corpora/reports/2025-q2-quarterly-report.pdf" in names
     assert "mcp_server/embedding/assets/minilm-tokenizer.json" in names
     assert "mcp_server/embedding/assets/NOTICE" in names

@@ -8,7 +8,8 @@ import pytest
 
 from mcp_server.demo_database import materialize_database
 from mcp_server.settings import Settings
-from tests.mcp_server.test_sql import CAP, SCRIPT, TIMEOUT_S
+from tests.helpers import DEMO_DATABASE_SOURCES
+from tests.mcp_server.test_sql import CAP, TIMEOUT_S
 
 @pytest.fixture
 def anyio_backend() -> str:
@@ -19,7 +20,7 @@ def anyio_backend() -> str:
 @pytest.fixture(scope="session")
 def company_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The demo database in a directory of its own, so tests can check it stays byte-for-byte the same."""
-    return materialize_database(SCRIPT, tmp_path_factory.mktemp("mcp-sql") / "company.sqlite")
+    return materialize_database(DEMO_DATABASE_SOURCES, tmp_path_factory.mktemp("mcp-sql") / "company.sqlite")
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from mcp_server.cli import main
 from mcp_server.settings import Settings
+from tests.helpers import demo_row_counts
 
 
 @pytest.fixture
@@ -71,14 +72,32 @@ def test_bad_input_exits_non_zero_with_a_message(run, args: tuple[str, ...], mes
     assert "Traceback" not in err + out
 
 
-def test_status_reports_model_and_corpora(run) -> None:  # type: ignore[no-untyped-def]
+def test_status_reports_model_corpora_and_database(run, tiny_settings: Settings) -> None:  # type: ignore[no-untyped-def]
+    database = tiny_settings.data_dir / "databases" / "company.sqlite"
     code, out, _ = run("status", "--json")
-    assert code == 0 and json.loads(out) == {"index": json.loads(out)["index"], "built": False}
+    assert code == 0 and json.loads(out) == {
+        "index": json.loads(out)["index"], "built": False, "database": {"path": str(database), "built": False}
+    }
     run("ingest")
     code, out, _ = run("status", "--json")
     status = json.loads(out)
     assert status["embedding_model"] == "all-MiniLM-L6-v2-int8" and status["dimension"] == 384
     assert [(c["name"], c["documents"], c["chunks"]) for c in status["corpora"]] == [("tiny", 3, 3)]
+    tables = {table["name"]: table["rows"] for table in status["database"]["tables"]}
+    assert status["database"]["path"] == str(database) and tables == demo_row_counts()
+    code, out, _ = run("status")
+    assert code == 0 and f"database: {database}" in out and f"  orders: {tables['orders']} rows" in out
+
+
+def test_ingest_builds_the_demo_database_once(run, tiny_settings: Settings) -> None:  # type: ignore[no-untyped-def]
+    database = tiny_settings.data_dir / "databases" / "company.sqlite"
+    code, _, err = run("ingest")
+    counts = demo_row_counts()
+    assert code == 0 and database.is_file()
+    assert f"database company: {len(counts)} tables, {sum(counts.values()):,} rows" in err
+    built = database.stat()
+    assert run("ingest")[0] == 0
+    assert (database.stat().st_ino, database.stat().st_mtime_ns) == (built.st_ino, built.st_mtime_ns)
 
 
 def test_doc_shows_chunk_map_and_text(run) -> None:  # type: ignore[no-untyped-def]
@@ -100,10 +119,10 @@ def test_ingest_progress_and_logs_go_to_stderr_only(tiny_settings: Settings, tmp
 
 
 def test_sql_reads_the_demo_database_and_cites_the_query(run) -> None:  # type: ignore[no-untyped-def]
-    code, out, err = run("sql", "SELECT name FROM departments WHERE name = ?", "-p", "Engineering", "--json")
+    code, out, err = run("sql", "SELECT name FROM departments WHERE name = ?", "-p", "R&D", "--json")
     assert code == 0, err
     result = json.loads(out)
-    assert result["rows"] == [["Engineering"]] and result["columns"] == ["name"]
+    assert result["rows"] == [["R&D"]] and result["columns"] == ["name"]
     assert result["citation_id"].startswith("sql:company:") and len(result["citation_id"]) == len("sql:company:") + 8
 
 

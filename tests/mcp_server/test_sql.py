@@ -1,4 +1,4 @@
-"""The read-only SQL layer and the demo database, on real SQLite files built from corpora/company.sql."""
+"""The read-only SQL layer, on real SQLite files: the demo database built from corpora/database/."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import re
 import sqlite3
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,9 +15,8 @@ from pathlib import Path
 import pytest
 
 from mcp_server import sql as sql_module
-from mcp_server.demo_database import bundled_database_script, materialize_database
+from mcp_server.demo_database import materialize_database
 from mcp_server.errors import (
-    IngestError,
     InvalidQueryError,
     NotFoundError,
     QueryTimeoutError,
@@ -24,17 +24,16 @@ from mcp_server.errors import (
     RetrievalError,
 )
 from mcp_server.sql import ReadOnlyDatabase, normalise_sql
+from tests.helpers import DEMO_DATABASE_SOURCES, demo_csv, demo_row_counts, demo_tables
 
-CORPORA = Path(__file__).resolve().parents[2] / "corpora"
-SCRIPT = CORPORA / "company.sql"
-ROW_COUNTS = {"departments": 5, "employees": 12, "leave_balances": 14, "products": 4, "customers": 6, "invoices": 15}
+ROW_COUNTS = demo_row_counts()
 CAP = 20
 TIMEOUT_S = 0.5
 
 
 @pytest.fixture(scope="module")
 def db_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return materialize_database(SCRIPT, tmp_path_factory.mktemp("sql") / "company.db")
+    return materialize_database(DEMO_DATABASE_SOURCES, tmp_path_factory.mktemp("sql") / "company.db")
 
 
 @pytest.fixture(scope="module")
@@ -66,8 +65,9 @@ def pristine(db_path: Path) -> tuple[str, list[str], dict[str, int]]:
 
 def test_select_returns_columns_rows_and_citation(db: ReadOnlyDatabase) -> None:
     result = db.query("SELECT name, title FROM employees WHERE id = 1")
+    first = demo_csv("employees")[0]
     assert result.columns == ["name", "title"]
-    assert result.rows == [["Amara Okafor", "Chief Technology Officer"]]
+    assert result.rows == [[first["name"], first["title"]]] and first["id"] == "1"
     assert (result.row_count, result.truncated) == (1, False)
     assert re.fullmatch(r"sql:company:[0-9a-f]{8}", result.citation_id)
     assert result.sql == "SELECT name, title FROM employees WHERE id = 1"
@@ -78,43 +78,49 @@ def test_join_and_aggregate(db: ReadOnlyDatabase) -> None:
         "SELECT d.name, count(*) AS people FROM employees e JOIN departments d ON d.id = e.department_id "
         "GROUP BY d.name ORDER BY people DESC, d.name"
     )
-    assert result.rows[0] == ["Engineering", 4]
-    assert sum(row[1] for row in result.rows) == 12  # type: ignore[misc]
+    names = {row["id"]: row["name"] for row in demo_csv("departments")}
+    headcount = Counter(names[row["department_id"]] for row in demo_csv("employees"))
+    assert result.rows == sorted(([name, people] for name, people in headcount.items()), key=lambda r: (-r[1], r[0]))
+    assert result.rows[0] == ["R&D", 150]
 
 
 def test_cte_recursive_cte_and_values(db: ReadOnlyDatabase) -> None:
-    open_total = db.query(
-        "WITH open AS (SELECT amount FROM invoices WHERE status != 'paid') SELECT sum(amount) FROM open"
+    open_tickets = db.query(
+        "WITH open AS (SELECT id FROM support_tickets WHERE status = 'open') SELECT count(*) FROM open"
     )
-    assert open_total.rows == [[1195.0]]
+    assert open_tickets.rows == [[sum(row["status"] == "open" for row in demo_csv("support_tickets"))]]
     counted = db.query("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 5) SELECT sum(x) FROM c")
     assert counted.rows == [[15]]
     assert db.query("VALUES (1, 'a'), (2, 'b')").rows == [[1, "a"], [2, "b"]]
 
 
 def test_positional_and_named_params(db: ReadOnlyDatabase) -> None:
-    positional = db.query("SELECT name FROM employees WHERE department_id = ? AND rating = ? ORDER BY name", [1, "A"])
+    query = "SELECT name FROM employees WHERE department_id = ? AND rating_2024 = ? ORDER BY name"
+    positional = db.query(query, [3, "A"])
     named = db.query(
-        "SELECT name FROM employees WHERE department_id = :dept AND rating = :rating ORDER BY name",
-        {"dept": 1, "rating": "A"},
+        "SELECT name FROM employees WHERE department_id = :dept AND rating_2024 = :rating ORDER BY name",
+        {"dept": 3, "rating": "A"},
     )
-    assert positional.rows == named.rows == [["Jonas Weber"], ["Priya Raman"]]
+    product_a = [row for row in demo_csv("employees") if (row["department_id"], row["rating_2024"]) == ("3", "A")]
+    expected = sorted([row["name"]] for row in product_a)
+    assert positional.rows == named.rows == expected and expected
     assert db.query("SELECT ? IS NULL, ?", [None, True]).rows == [[1, 1]]
 
 
 def test_introspection_reads_are_allowed(db: ReadOnlyDatabase) -> None:
-    assert ["rating"] in db.query("SELECT name FROM pragma_table_info('employees')").rows
+    assert ["rating_2024"] in db.query("SELECT name FROM pragma_table_info('employees')").rows
     assert db.query("SELECT value FROM json_each('[1, 2]')").rows == [[1], [2]]
-    assert ["invoices"] in db.query("SELECT name FROM sqlite_master WHERE type = 'table'").rows
+    assert ["orders"] in db.query("SELECT name FROM sqlite_master WHERE type = 'table'").rows
 
 
 def test_row_cap_sets_truncated(db: ReadOnlyDatabase) -> None:
     capped = db.query("SELECT id FROM employees ORDER BY id", max_rows=5)
     assert capped.rows == [[1], [2], [3], [4], [5]]
     assert (capped.row_count, capped.truncated) == (5, True)
-    exact = db.query("SELECT id FROM employees", max_rows=12)
-    assert (exact.row_count, exact.truncated) == (12, False)
-    assert db.query("SELECT * FROM leave_balances").row_count == 14  # default cap (20) not reached
+    exact = db.query("SELECT id FROM departments", max_rows=ROW_COUNTS["departments"])
+    assert (exact.row_count, exact.truncated) == (ROW_COUNTS["departments"], False)
+    assert ROW_COUNTS["quarterly_kpis"] < CAP
+    assert db.query("SELECT * FROM quarterly_kpis").row_count == ROW_COUNTS["quarterly_kpis"]  # cap not reached
 
 
 @pytest.mark.parametrize("max_rows", [0, -1, CAP + 1, 10**9, 2.5, True])
@@ -203,9 +209,10 @@ def test_queries_from_many_threads(db: ReadOnlyDatabase) -> None:
 def test_schema_lists_every_table_with_description(db: ReadOnlyDatabase) -> None:
     tables = {table.name: table for table in db.schema()}
     assert list(tables) == list(ROW_COUNTS)  # creation order
+    descriptions = {table["name"]: table["description"] for table in demo_tables()}
     for name, rows in ROW_COUNTS.items():
         assert tables[name].row_count == rows
-        assert tables[name].description.startswith(("One row per", "Annual leave per"))
+        assert tables[name].description == descriptions[name] != ""
     employees = {column.name: column for column in tables["employees"].columns}
     assert employees["id"].primary_key and employees["id"].type == "INTEGER"
     assert employees["department_id"].references == "departments.id"
@@ -223,15 +230,17 @@ def test_schema_text_is_one_line_per_table(db: ReadOnlyDatabase) -> None:
     employees = by_table["employees"]
     assert employees.startswith("employees(id INTEGER PK, name TEXT,")
     assert "department_id INTEGER -> departments.id" in employees
-    assert "— One row per employee:" in employees and employees.endswith("[12 rows]")
+    assert "— One row per employee on 2025-09-30:" in employees
+    assert employees.endswith(f"[{ROW_COUNTS['employees']} rows]")
     for table in db.schema():
         assert table.description in by_table[table.name]
 
 
 def test_schema_without_comment_has_empty_description(tmp_path: Path) -> None:
-    script = tmp_path / "plain.sql"
-    script.write_text("CREATE TABLE t (a INTEGER PRIMARY KEY); INSERT INTO t VALUES (1);")
-    plain = ReadOnlyDatabase(materialize_database(script, tmp_path / "plain.db"))
+    connection = sqlite3.connect(tmp_path / "plain.db")
+    connection.executescript("CREATE TABLE t (a INTEGER PRIMARY KEY); INSERT INTO t VALUES (1);")
+    connection.close()
+    plain = ReadOnlyDatabase(tmp_path / "plain.db")
     assert plain.name == "plain"
     assert plain.schema_text() == "t(a INTEGER PK) [1 row]"
 
@@ -247,7 +256,7 @@ def test_missing_database_is_not_found_and_not_created(tmp_path: Path) -> None:
 
 
 def test_database_removed_after_opening(tmp_path: Path) -> None:
-    path = materialize_database(SCRIPT, tmp_path / "company.db")
+    path = materialize_database(DEMO_DATABASE_SOURCES, tmp_path / "company.db")
     database = ReadOnlyDatabase(path)
     path.unlink()
     with pytest.raises(NotFoundError):
@@ -259,61 +268,6 @@ def test_database_removed_after_opening(tmp_path: Path) -> None:
 def test_constructor_rejects_bad_settings(db_path: Path, kwargs: dict[str, object]) -> None:
     with pytest.raises(ValueError):
         ReadOnlyDatabase(db_path, **kwargs)  # type: ignore[arg-type]
-
-
-# --- materialize_database -------------------------------------------------------------------------
-
-
-def test_materialize_builds_once_and_leaves_no_temp_files(tmp_path: Path) -> None:
-    target = tmp_path / "data" / "company.db"
-    assert materialize_database(SCRIPT, target) == target
-    assert sorted(p.name for p in target.parent.iterdir()) == ["company.db", "company.db.sha256"]
-    before = target.stat()
-    materialize_database(SCRIPT, target)
-    after = target.stat()
-    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
-
-
-def test_materialize_rebuilds_when_script_changes(tmp_path: Path) -> None:
-    script = tmp_path / "company.sql"
-    script.write_text(SCRIPT.read_text(encoding="utf-8"), encoding="utf-8")
-    target = tmp_path / "company.db"
-    materialize_database(script, target)
-    script.write_text(
-        script.read_text(encoding="utf-8") + "\nINSERT INTO departments VALUES (6, 'Legal', 'CC-600', 'Paris');\n"
-    )
-    materialize_database(script, target)
-    assert ReadOnlyDatabase(target).query("SELECT name FROM departments WHERE id = 6").rows == [["Legal"]]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["company.db", "company.db.sha256", "company.sql"]
-
-
-def test_materialize_rebuilds_when_stamp_missing(tmp_path: Path) -> None:
-    target = materialize_database(SCRIPT, tmp_path / "company.db")
-    inode = target.stat().st_ino
-    (tmp_path / "company.db.sha256").unlink()
-    materialize_database(SCRIPT, target)
-    assert target.stat().st_ino != inode
-    assert (tmp_path / "company.db.sha256").read_text() == hashlib.sha256(SCRIPT.read_bytes()).hexdigest()
-
-
-def test_materialize_broken_script_keeps_old_database(tmp_path: Path) -> None:
-    target = materialize_database(SCRIPT, tmp_path / "company.db")
-    digest = hashlib.sha256(target.read_bytes()).hexdigest()
-    broken = tmp_path / "broken.sql"
-    broken.write_text("CREATE TABLE t (a);\nINSERT INTO nowhere VALUES (1);\n")
-    with pytest.raises(IngestError, match="no such table: nowhere"):
-        materialize_database(broken, target)
-    assert hashlib.sha256(target.read_bytes()).hexdigest() == digest
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.sql", "company.db"]
-
-
-def test_missing_scripts_are_not_found(tmp_path: Path) -> None:
-    with pytest.raises(NotFoundError):
-        materialize_database(tmp_path / "none.sql", tmp_path / "x.db")
-    with pytest.raises(NotFoundError):
-        bundled_database_script(tmp_path)
-    assert bundled_database_script(CORPORA) == SCRIPT
-    assert list(tmp_path.iterdir()) == []
 
 
 # --- hostile inputs ---------------------------------------------------------------------------
@@ -335,13 +289,13 @@ class Bounded:
 ROV, IQE, QTO = ReadOnlyViolationError, InvalidQueryError, QueryTimeoutError
 CROSS_JOIN = "FROM employees a, employees b, employees c, employees d, employees e, employees f, employees g"
 ENDLESS = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
-NEW_DEPT = "INTO departments (name, cost_center, location) VALUES ('x', 'y', 'z')"
+NEW_DEPT = "INTO departments (name, cost_center, office) VALUES ('x', 'y', 'z')"
 
 HOSTILE = [
     # writes and DDL: the statement check names the keyword
     pytest.param(f"INSERT {NEW_DEPT}", None, Raises(ROV, "starts with 'INSERT'"), id="insert"),
     pytest.param(f"INSERT {NEW_DEPT} RETURNING id", None, Raises(ROV, "starts with 'INSERT'"), id="insert-returning"),
-    pytest.param("UPDATE employees SET rating = 5", None, Raises(ROV, "starts with 'UPDATE'"), id="update"),
+    pytest.param("UPDATE employees SET rating_2024 = 5", None, Raises(ROV, "starts with 'UPDATE'"), id="update"),
     pytest.param("DELETE FROM employees", None, Raises(ROV, "starts with 'DELETE'"), id="delete"),
     pytest.param(f"REPLACE {NEW_DEPT}", None, Raises(ROV, "starts with 'REPLACE'"), id="replace"),
     pytest.param("CREATE TABLE x (a)", None, Raises(ROV, "starts with 'CREATE'"), id="create-table"),
@@ -349,7 +303,7 @@ HOSTILE = [
     pytest.param("CREATE INDEX i ON employees (name)", None, Raises(ROV, "starts with 'CREATE'"), id="create-index"),
     pytest.param("CREATE VIEW v AS SELECT 1", None, Raises(ROV, "starts with 'CREATE'"), id="create-view"),
     pytest.param(
-        "CREATE TRIGGER t AFTER INSERT ON employees BEGIN DELETE FROM invoices; END",
+        "CREATE TRIGGER t AFTER INSERT ON employees BEGIN DELETE FROM orders; END",
         None,
         Raises(ROV, "starts with 'CREATE'"),
         id="create-trigger",
@@ -365,7 +319,7 @@ HOSTILE = [
         f"WITH x AS (SELECT 1) INSERT {NEW_DEPT}", None, Raises(ROV, "INSERT on departments"), id="cte-insert"
     ),
     pytest.param(
-        "WITH x AS (SELECT 1) UPDATE employees SET rating = 1",
+        "WITH x AS (SELECT 1) UPDATE employees SET rating_2024 = 1",
         None,
         Raises(ROV, "UPDATE on employees"),
         id="cte-update",
@@ -500,8 +454,8 @@ def test_hostile_table_is_large_enough() -> None:
 WRITES = [
     "DELETE FROM employees",
     f"INSERT {NEW_DEPT}",
-    "UPDATE employees SET rating = 1",
-    "DROP TABLE invoices",
+    "UPDATE employees SET rating_2024 = 1",
+    "DROP TABLE orders",
     "CREATE TABLE x (a)",
     "PRAGMA user_version = 5",
 ]
