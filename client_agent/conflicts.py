@@ -3,8 +3,9 @@
 Two versions of a manual, an old and a new price list: both are retrieved, both look
 authoritative, and an answer built from whichever ranked first is wrong half the time. The
 detector looks for *measurements* (a number with a unit: "120 minutes", "58 dB", "10%")
-in sentences (or sections) that mention the question's terms, and reports a :class:`Conflict`
-when two different documents about the same subject state different values with the same unit. It is a heuristic with a narrow aim — same subject,
+in sentences (or under headings) that mention the question's terms other than model names,
+and reports a :class:`Conflict` when two different documents about the same subject — both
+naming every model or code the question names — state different values with the same unit. It is a heuristic with a narrow aim — same subject,
 same unit, different number — so it stays quiet about the many numbers
 that merely differ; it does not catch disagreements stated in words.
 """
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from client_agent.evidence import Evidence, Ledger
-from client_agent.text import content_terms, identifiers, overlap, sentences
+from client_agent.text import content_terms, identifier_like, identifiers, overlap, sentences
 
 _MEASURE = re.compile(
     r"(\d+(?:\.\d+)?)\s*(minutes?|mins?|hours?|hrs?|%|percent|gb|mb|db|pa|days?|weeks?|months?|years?|seats?|ms|mah|w|kg|calls?)\b",
@@ -75,8 +76,13 @@ class Conflict:
 
 def find_conflicts(ledger: Ledger, question: str) -> list[Conflict]:
     """Conflicts among the ledger's documents about what ``question`` asks, one per document pair and unit."""
-    focus = set(content_terms(question))
-    statements = [s for item in ledger if item.kind != "sql" for s in _statements(item, focus)]
+    focus = {t for t in content_terms(question) if not identifier_like(t)}
+    names = [n.lower() for n in identifiers(question)]
+    statements = [
+        s for item in ledger
+        if item.kind != "sql" and all(n in f"{item.header}\n{item.text}".lower() for n in names)
+        for s in _statements(item, focus)
+    ]
     found: dict[tuple[str, str, str], Conflict] = {}
     for a, b in combinations(statements, 2):
         if (a.evidence.doc_key == b.evidence.doc_key or a.unit != b.unit or a.value == b.value
@@ -88,15 +94,19 @@ def find_conflicts(ledger: Ledger, question: str) -> list[Conflict]:
 
 
 def _statements(item: Evidence, focus: set[str]) -> list[Statement]:
+    """Measurements in ``item`` stated in a sentence, or under a heading, that mentions a focus term."""
+    parts = re.split(r"^#{1,6}\s+(.*)$", item.text, flags=re.MULTILINE)
+    sections = [(str(item.citation.get("section", "")).split(">")[-1], parts[0]), *zip(parts[1::2], parts[2::2])]
     result = []
-    section = set(content_terms(str(item.citation.get("section", ""))))
-    for sentence in sentences(item.text):
-        shared = frozenset((set(content_terms(sentence)) | section) & focus)
-        if not shared:
-            continue
-        for match in _MEASURE.finditer(sentence):
-            unit = match.group(2).lower()
-            result.append(Statement(item, sentence, float(match.group(1)), _UNIT_ALIASES.get(unit, unit), shared))
+    for heading, body in sections:
+        heading_terms = set(content_terms(heading))
+        for sentence in sentences(body):
+            shared = frozenset((set(content_terms(sentence)) | heading_terms) & focus)
+            if not shared:
+                continue
+            for match in _MEASURE.finditer(sentence):
+                unit = match.group(2).lower()
+                result.append(Statement(item, sentence, float(match.group(1)), _UNIT_ALIASES.get(unit, unit), shared))
     return result
 
 

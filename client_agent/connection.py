@@ -165,8 +165,8 @@ def evidence_from(tool: str, arguments: dict[str, Any], structured: dict[str, An
         return _document_evidence(tool, arguments, structured, step)
     if "rows" in structured and "citation_id" in structured:
         citation = {"id": structured["citation_id"], "sql": structured["sql"]}
-        return [Evidence(structured["citation_id"], render_rows(structured), "sql", citation, tool,
-                         structured["sql"], 1, step)]
+        text = f"{structured['sql']}\n{render_rows(structured)}"  # the query says what the numbers count
+        return [Evidence(structured["citation_id"], text, "sql", citation, tool, structured["sql"], 1, step)]
     return []
 
 

@@ -84,8 +84,23 @@ class Quote:
         return f"{self.sentence} [{self.evidence.citation_id}]"
 
 
-def best_quotes(question: str, ledger: Ledger, exclude: set[str] = frozenset(), limit: int = 2) -> list[Quote]:  # type: ignore[assignment]
+def chain_quotes(question: str, ledger: Ledger, limit: int = 3) -> list[Quote]:
+    """For a "why" question: the best sentence of each of the ``limit`` most relevant documents.
+
+    A cause rarely sits in one sentence; one quote per document lays out the chain (the
+    symptom, the change, the mechanism) with a citation for each link.
+    """
+    best: dict[str, Quote] = {}
+    for quote in best_quotes(question, ledger, limit=len(ledger) * 50, spread=True):
+        best.setdefault(quote.evidence.doc_key, quote)
+    return sorted(best.values(), key=lambda q: -q.score)[:limit]
+
+
+def best_quotes(question: str, ledger: Ledger, exclude: set[str] = frozenset(), limit: int = 2,  # type: ignore[assignment]
+                spread: bool = False) -> list[Quote]:
     """Up to ``limit`` sentences that answer ``question``, best first, none of them in ``exclude``.
+
+    With ``spread``, every candidate is returned in score order (for :func:`chain_quotes`).
 
     A sentence scores by the question's terms it contains (codes and model names count
     double, other terms added in parentheses for context count half, terms only in its section
@@ -115,6 +130,8 @@ def best_quotes(question: str, ledger: Ledger, exclude: set[str] = frozenset(), 
             if hits or context_hits:
                 candidates.append((Quote(sentence, item, score), hits))
     candidates.sort(key=lambda pair: -pair[0].score)
+    if spread:
+        return [quote for quote, _ in candidates][:limit]
     if not candidates:
         return []
     first, covered = candidates[0]
@@ -161,19 +178,32 @@ def clean(sentence: str) -> str:
     return text if text.endswith((".", "!", "?", "。", "！", "？", ":")) else text + "."
 
 
-def leads(ledger: Ledger, question: str, searched: set[str]) -> list[str]:
-    """Codes (tickets, changes, errors) the evidence mentions that were neither asked about nor searched yet."""
+def leads(items: list[Evidence], question: str, searched: set[str]) -> list[str]:
+    """Ticket and change codes that ``items`` mention, most mentioned first, neither asked about nor searched yet."""
     asked = {i.lower() for i in identifiers(question)}
-    found: list[str] = []
-    for item in sorted(ledger, key=lambda e: (e.step, e.rank)):
-        for code in identifiers(item.text):
-            key = code.lower()
-            if key in asked or key in searched or not _looks_like_reference(code):
-                continue
-            found.append(code)
-    return list(dict.fromkeys(found))
+    counts: dict[str, int] = {}
+    for item in items:
+        for code in re.findall(_REFERENCE, item.text):
+            if code.lower() not in asked and code.lower() not in searched:
+                counts[code] = counts.get(code, 0) + 1
+    return sorted(counts, key=lambda code: -counts[code])
 
 
-def _looks_like_reference(code: str) -> bool:
-    """Ticket- and change-like codes (``CHG-2025-0612-03``, ``INC-1042``), not model names or units."""
-    return bool(re.fullmatch(r"[A-Za-z]{2,}[-_][A-Za-z0-9_\-]*\d[A-Za-z0-9_\-]*", code))
+_REFERENCE = r"\b[A-Z]{2,}[-_](?=(?:[A-Z_\-]*\d){4})[A-Z0-9_\-]*\d\b"
+"""Ticket- and change-like codes with a number of four digits or more (``CHG-2025-0612-03``,
+``INC-1042``) — not severities (``SEV-2``), model names (``X5``) or host names."""
+
+
+def named_symptoms(titles: list[str]) -> list[str]:
+    """CamelCase names in document titles (alerts, errors) split into words: ``LB No Healthy Backend``.
+
+    An alert record is titled by the alert's name; in words, that name is what the manual
+    explaining the behaviour talks about, so it makes a good follow-up search.
+    """
+    names = re.findall(r"\b[A-Z][A-Za-z]*[a-z][A-Z][A-Za-z]*\b", " ".join(titles))
+    return list(dict.fromkeys(re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", n) for n in names))
+
+
+def plain_words(question: str) -> str:
+    """The question's meaning-bearing words as written (question words and function words dropped)."""
+    return " ".join(w for w in re.findall(r"[\w\-]+", question) if content_terms(w) and not is_cjk(w))

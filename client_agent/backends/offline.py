@@ -27,7 +27,9 @@ from client_agent.backends.base import AnswerState, Decision, Observation, Reply
 from client_agent.citations import check_answer, enforce
 from client_agent.conflicts import find_conflicts
 from client_agent.connection import Catalog
-from client_agent.extractive import Coverage, best_quotes, coverage, leads
+from client_agent.extractive import (
+    Coverage, best_quotes, chain_quotes, coverage, leads, named_symptoms, plain_words,
+)
 from client_agent.planning import (
     SubQuestion, about_the_knowledge, arithmetic, format_number, is_causal, resolve_follow_up, route,
     split_question,
@@ -36,6 +38,7 @@ from client_agent.text import content_terms, identifiers
 
 TOP_K = 5
 MAX_LEADS = 2
+READ_FULLY = 2
 
 
 class OfflineBackend:
@@ -51,6 +54,9 @@ class OfflineBackend:
         self._next: list[ToolRequest] = []
         self._issued: set[tuple[str, str, str | None]] = set()
         self._followed: set[str] = set()
+        self._read: set[str] = set()
+        self._expanded = False
+        self._symptoms: list[str] = []
         self._ids = 0
 
     async def decide(self, view: RunView) -> Decision:
@@ -71,17 +77,42 @@ class OfflineBackend:
         assert self._plan is not None, "reflect() before decide()"
         gaps = [(sub, c) for sub in self._plan if not (c := coverage(sub.text, view.ledger)).covered]
         requests = [r for sub, c in gaps if (r := self._broader_search(sub, c)) is not None]
-        if is_causal(self._question):
-            for code in leads(view.ledger, self._question, self._followed)[:MAX_LEADS]:
-                self._followed.add(code.lower())
-                requests.append(self._request("keyword_search", code, None))
+        if is_causal(self._question) and not requests:
+            requests = self._trace_the_cause(view)
         self._next = requests
         verdict = {
             "sufficient": not gaps and not requests,
             "missing": [f"{c.question}: no source mentions {', '.join(c.uncovered)}" for _, c in gaps],
-            "next_queries": [str(r.arguments["query"]) for r in requests],
+            "next_queries": [str(r.arguments.get("query") or f"read {r.arguments['doc_id']}") for r in requests],
         }
         return Reply(json.dumps(verdict, ensure_ascii=False))
+
+    def _trace_the_cause(self, view: RunView) -> list[ToolRequest]:
+        """For "why" questions, one move at a time: read the top two documents in full, follow the
+        ticket and change codes they mention, then search for the alert or error they are named
+        after, in words — the documents that explain a behaviour use its words, not its code."""
+        top = list(dict.fromkeys(item.doc_key for item in sorted(view.ledger, key=lambda e: (e.step, e.rank))
+                                 if item.kind == "chunk"))[:READ_FULLY]
+        unread = [doc for doc in top if doc not in self._read]
+        if unread:
+            self._read.update(unread)
+            return [self._document_request(doc) for doc in unread]
+        read = [item for item in view.ledger if item.kind == "document" and item.doc_key in self._read]
+        codes = leads(read, self._question, self._followed)[:MAX_LEADS]
+        if codes:
+            self._followed.update(code.lower() for code in codes)
+            return [self._request("keyword_search", code, None) for code in codes]
+        if not self._expanded:
+            self._expanded = True
+            titles = [item.title for item in view.ledger if item.doc_key in self._read]
+            self._symptoms = named_symptoms(titles)[:MAX_LEADS]
+            return [self._request("hybrid_search", f"{plain_words(self._question)} {name}", None)
+                    for name in self._symptoms]
+        return []
+
+    def _document_request(self, doc_key: str) -> ToolRequest:
+        self._ids += 1
+        return ToolRequest(f"offline-{self._ids}", "get_document", {"doc_id": doc_key})
 
     async def revise(self, view: RunView, answer: str, feedback: str) -> Decision:
         """Extractive sentences should pass; any that do not are dropped rather than rewritten."""
@@ -150,7 +181,8 @@ class OfflineBackend:
                 gaps.append(gap)
                 lines.append(_not_found(gap, view.catalog))
                 continue
-            quotes = best_quotes(sub.text, view.ledger, exclude=used)
+            quotes = (chain_quotes(f"{sub.text} {' '.join(self._symptoms)}", view.ledger) if is_causal(sub.text)
+                      else best_quotes(sub.text, view.ledger, exclude=used))
             used.update(q.sentence for q in quotes)
             lines.extend(q.cited() for q in quotes)
         state: AnswerState = "insufficient" if gaps else "answered"

@@ -53,3 +53,31 @@ async def test_trace_records_every_tool_call_and_the_totals(ask_offline: AskFn) 
     assert events[-1]["totals"] == result.totals.to_dict() and events[-1]["state"] == result.state
     assert any(e["event"] == "reflection" and "verdict" in e for e in events)
     assert "ERR_VPN_AUTH_4012" in result.answer and result.citations
+
+
+INCIDENT_DOCUMENTS = {
+    "engineering:incidents/2025-06-12-lb-no-healthy-backend-alert",  # the symptom and the timeline
+    "engineering:changes/CHG-2025-0612-03",  # the change that blocked the health checks
+    "engineering:manuals/load-balancer-configuration",  # why no healthy backend means refused connections
+}
+
+
+async def test_incident_question_retrieves_all_three_documents_of_the_cause(ask_offline: AskFn) -> None:
+    result = await ask_offline("Why did production Nginx suddenly refuse connections?")
+    events = read_trace(result.trace)
+    retrieved = {i.split("#")[0] for e in events if e["event"] == "tool_call" for i in e.get("evidence") or []}
+    assert INCIDENT_DOCUMENTS <= retrieved
+    answer_at = next(i for i, e in enumerate(events) if e["event"] == "citation_check")
+    last_call = max(i for i, e in enumerate(events) if e["event"] == "tool_call")
+    assert last_call < answer_at  # all of it was gathered before the answer was written
+    assert "connection" in result.answer and result.verification["passed"] is True
+    assert {c["id"].split("#")[0] for c in result.citations} & INCIDENT_DOCUMENTS
+
+
+async def test_x3_battery_conflict_is_surfaced_with_both_dated_sources(ask_offline: AskFn) -> None:
+    result = await ask_offline("What is the battery life of the X3?")
+    assert "120 minutes" in result.answer and "150 minutes" in result.answer
+    cited = {c["id"].split("#")[0] for c in result.citations}
+    assert {"products:wonderclean/x3-user-manual-v1.0", "products:wonderclean/x3-user-manual-v2.0"} <= cited
+    assert "newer source is WonderClean X3 User Manual (version 2.0), dated 2025-01-15" in result.answer
+    assert result.conflicts and any(e["event"] == "conflict" for e in read_trace(result.trace))
