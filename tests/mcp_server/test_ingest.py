@@ -89,8 +89,9 @@ def test_changed_and_deleted_documents_leave_all_three_stores(tiny_settings: Set
         assert retriever.corpora()[0].documents == 2
     finally:
         retriever.close()
-    generation, _ = IndexLayout(tiny_settings.index_dir).require_current()
-    store = ChromaStore(generation / "chroma", Retriever.open(tiny_settings)._embedder)
+    generation = IndexLayout(tiny_settings.index_dir).current()
+    assert generation is not None
+    store = ChromaStore.embedded(generation / "chroma", Retriever.open(tiny_settings)._embedder)
     assert store.count() == 2
     store.close()
 
