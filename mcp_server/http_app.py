@@ -192,8 +192,10 @@ def serve_http(settings: Settings, workers: int) -> None:
 
 def _stderr_logging() -> dict[str, Any]:
     """uvicorn's logging configuration for every worker: the access log moved from stdout to
-    stderr, and the root logger (the server's own and the SDK's messages) on stderr too."""
+    stderr, and the root logger (the server's own and the SDK's messages) on stderr too. The
+    Chroma server client's per-request httpx lines are left out."""
     config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     config["handlers"]["access"]["stream"] = "ext://sys.stderr"
     config["root"] = {"handlers": ["default"], "level": "INFO"}
+    config["loggers"]["httpx"] = {"level": "WARNING"}
     return config

@@ -4,12 +4,20 @@ The collection is either embedded (a ``PersistentClient`` on the generation's ``
 directory, :meth:`ChromaStore.embedded`) or on a Chroma server (``chroma run``, reached
 with an ``HttpClient``, :meth:`ChromaStore.on_server`), where each index generation has a
 collection of its own named by :func:`server_collection_name`.
+
+ChromaDB writes into an embedded collection's directory even to read it (a row in its
+SQLite file on open, the HNSW files when it loads them), so a published generation's
+vectors are never opened in place: each reader queries a private copy
+(:meth:`ChromaStore.private_copy`), which keeps the published files read-only and safe to
+share between worker processes and hosts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -45,8 +53,12 @@ class VectorRecord:
 class ChromaStore:
     """Adds, deletes and queries chunk vectors; all filtering is by corpus and document key."""
 
-    def __init__(self, client: ClientAPI, collection: str, embedder: Embedder, *, create: bool) -> None:
+    def __init__(
+        self, client: ClientAPI, collection: str, embedder: Embedder, *, create: bool, scratch: Path | None = None
+    ) -> None:
+        """Open ``collection`` through ``client``; ``scratch`` is a directory to delete on close."""
         self._client = client
+        self._scratch = scratch
         try:
             if create:
                 self._collection = client.get_or_create_collection(
@@ -57,8 +69,8 @@ class ChromaStore:
         except ChromaNotFoundError as e:
             self.close()
             raise BackendUnavailableError(
-                f"the Chroma server has no collection {collection!r} for this index generation; "
-                "rebuild the index against this server: ragmcp ingest --rebuild"
+                f"no vector collection {collection!r} for this index generation; "
+                "rebuild the index: ragmcp ingest --rebuild"
             ) from e
 
     @classmethod
@@ -68,12 +80,26 @@ class ChromaStore:
         return cls(client, COLLECTION, embedder, create=True)
 
     @classmethod
+    def private_copy(cls, path: Path, embedder: Embedder) -> ChromaStore:
+        """A copy of the embedded collection at ``path`` in the temporary directory, deleted on close."""
+        scratch = Path(tempfile.mkdtemp(prefix="ragmcp-vectors-"))
+        try:
+            shutil.copytree(path, scratch, dirs_exist_ok=True)
+            client = chromadb.PersistentClient(path=str(scratch), settings=ChromaSettings(anonymized_telemetry=False))
+        except BaseException:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
+        return cls(client, COLLECTION, embedder, create=False, scratch=scratch)
+
+    @classmethod
     def on_server(cls, url: str, collection: str, embedder: Embedder, *, create: bool = False) -> ChromaStore:
         """A collection on the Chroma server at ``url``; a reader (``create=False``) requires it to exist."""
         return cls(connect_server(url), collection, embedder, create=create)
 
     def close(self) -> None:
         self._client.close()  # type: ignore[attr-defined]  # in chromadb 1.x, missing from ClientAPI's stubs
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
 
     def count(self) -> int:
         return self._collection.count()
@@ -176,9 +202,10 @@ def drop_server_collections(url: str, generations: Sequence[str]) -> None:
 def open_generation_vectors(
     generation: Path, collection: str | None, chroma_url: str | None, embedder: Embedder
 ) -> ChromaStore:
-    """The vector store of a published generation: its ``chroma/`` directory, or its server collection."""
+    """The vector store of a published generation, to read: a private copy of its ``chroma/``
+    directory, or its collection on the Chroma server."""
     if collection is None:
-        return ChromaStore.embedded(generation / "chroma", embedder)
+        return ChromaStore.private_copy(generation / "chroma", embedder)
     if chroma_url is None:
         raise BackendUnavailableError(
             f"index generation {generation.name} keeps its vectors in collection {collection!r} on a Chroma "
