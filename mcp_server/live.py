@@ -14,8 +14,9 @@ another generation it
    generation's lease so that a later ``ragmcp ingest`` may delete it.
 
 No request ever sees a half-built index (ingestion publishes complete generations only)
-and none fails because of the switch. A generation that cannot be opened is logged and
-the old one stays in service; the next published generation is tried as it appears.
+and none fails because of the switch. A generation that cannot be opened is logged once
+and the old one stays in service; it is tried again at doubling intervals (up to a minute),
+and a newer published generation likewise.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ logger = logging.getLogger(__name__)
 DRAIN_TIMEOUT_S = 30.0
 """Longest a retired generation waits for its in-flight requests before it is stopped anyway."""
 DRAIN_POLL_S = 0.05
+RETRY_MAX_S = 60.0
+"""Longest wait between attempts to open a generation that failed to open (doubling from the interval)."""
 
 
 class Served(Protocol):
@@ -125,20 +128,23 @@ class LiveIndex(Generic[S]):
                 await anyio.to_thread.run_sync(served.close)
 
     async def _follow(self, group: anyio.abc.TaskGroup) -> None:
-        failed: str | None = None  # a generation that would not open is not retried every interval
+        failed: str | None = None  # the generation that would not open: logged once, retried less often
+        wait_s = self._interval_s
         while True:
-            await anyio.sleep(self._interval_s)
+            await anyio.sleep(wait_s)
             name = None
             try:
                 name = await anyio.to_thread.run_sync(self._current_name)
-                if name is None or name in (self.served.generation, failed):
+                if name is None or name == self.served.generation:
                     continue
                 served = await anyio.to_thread.run_sync(self._open_current)
             except Exception:
-                logger.exception("cannot open the newly published index; still serving %s", self.served.generation)
+                if name != failed:
+                    logger.exception("cannot open the newly published index; still serving %s", self.served.generation)
                 failed = name
+                wait_s = min(wait_s * 2, RETRY_MAX_S)
                 continue
-            failed = None
+            failed, wait_s = None, self._interval_s
             new = await group.start(self._serve, served)
             old, self._slot = self._slot, new
             logger.info("now serving index %s (was %s)", served.generation, old.served.generation if old else None)
