@@ -39,3 +39,7 @@ class EmbeddingModelError(RetrievalError):
 
 class IngestError(RetrievalError):
     """A corpus or document cannot be ingested as given."""
+
+
+class BackendUnavailableError(RetrievalError):
+    """A store the index needs (the Chroma server) cannot be reached or lacks the index's data."""

@@ -1,10 +1,13 @@
 """``ragmcp serve --transport http``: the MCP tools over streamable HTTP at ``/mcp``, plus ``/healthz``.
 
 Each uvicorn worker process calls :func:`create_app`, which reads :class:`Settings` from
-the ``RAGMCP_*`` environment (the parent exports its own with :meth:`Settings.to_env`),
-opens the index once and serves it until shutdown. Stateless mode (the default) gives
-every request a fresh MCP transport, so any worker can answer any request and several
-workers or hosts can share one read-only index.
+the ``RAGMCP_*`` environment (the parent exports its own with :meth:`Settings.to_env`)
+and serves the current index generation, switching to a newly published one without
+downtime (:mod:`mcp_server.live`); ``/healthz`` reports the generation being served.
+Stateless mode (the default) gives every request a fresh MCP transport, so any worker can
+answer any request and several workers or hosts can share one read-only index. (In
+stateful mode a switch ends the open sessions; clients get 404 and start new ones, as the
+MCP specification prescribes.)
 
 Every request, ``/healthz`` included, must carry an allowed ``Host`` header and, when it
 has one, an allowed ``Origin``: loopback names, the bound address, and the configured
@@ -18,11 +21,14 @@ import copy
 import ipaddress
 import os
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import uvicorn
 import uvicorn.config
+from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -30,6 +36,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcp_server.index import IndexLayout
+from mcp_server.live import LiveIndex
 from mcp_server.server import build_server
 from mcp_server.settings import Settings
 from mcp_server.tools import RetrievalTools
@@ -85,38 +93,70 @@ class HeaderCheck:
         await self.app(scope, receive, send)
 
 
-def build_http_app(settings: Settings, tools: RetrievalTools) -> Starlette:
-    """The ASGI app serving ``tools``; it closes them when it shuts down."""
-    server = build_server(settings, tools)
+@dataclass(frozen=True)
+class GenerationApp:
+    """One index generation published over MCP: its tools, their server and its ASGI app."""
+
+    tools: RetrievalTools
+    server: MCPServer
+    app: ASGIApp
+    health: dict[str, object]
+
+    @property
+    def generation(self) -> str:
+        return self.tools.retriever.manifest.generation
+
+    def running(self) -> AbstractAsyncContextManager[None]:
+        return self.server.session_manager.run()
+
+    def close(self) -> None:
+        self.tools.close()
+
+
+def open_generation(settings: Settings, security: TransportSecuritySettings) -> GenerationApp:
+    """Open the current index generation and build the MCP app serving it."""
+    tools = RetrievalTools.open(settings)
+    try:
+        server = build_server(settings, tools)
+        mcp_app = server.streamable_http_app(
+            streamable_http_path=MCP_PATH,
+            stateless_http=settings.stateless_http,
+            json_response=settings.stateless_http,
+            max_request_body_size=settings.max_body_bytes,
+            transport_security=security,
+        )
+        return GenerationApp(tools, server, mcp_app, _health(tools))
+    except BaseException:
+        tools.close()
+        raise
+
+
+def build_http_app(settings: Settings) -> Starlette:
+    """The ASGI app serving the current index generation and following newly published ones."""
     security = transport_security(settings)
-    mcp_app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH,
-        stateless_http=settings.stateless_http,
-        json_response=settings.stateless_http,
-        max_request_body_size=settings.max_body_bytes,
-        transport_security=security,
+    live = LiveIndex(
+        partial(open_generation, settings, security),
+        IndexLayout(settings.index_dir).current_name,
+        settings.reload_interval_s,
     )
-    health = _health(tools)
 
     async def healthz(request: Request) -> Response:
-        ok = tools.retriever.generation.is_dir()
-        return JSONResponse({**health, "status": "ok" if ok else "missing"}, status_code=200 if ok else 503)
+        served = live.served
+        ok = served.tools.retriever.generation.is_dir()
+        return JSONResponse({**served.health, "status": "ok" if ok else "missing"}, status_code=200 if ok else 503)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        try:
-            async with server.session_manager.run():
-                yield
-        finally:
-            tools.close()
+        async with live.run():
+            yield
 
-    app = Starlette(routes=[Route("/healthz", healthz), Mount("/", app=mcp_app)], lifespan=lifespan)
+    app = Starlette(routes=[Route("/healthz", healthz), Mount("/", app=live)], lifespan=lifespan)
     app.add_middleware(HeaderCheck, security=security)
     return app
 
 
 def _health(tools: RetrievalTools) -> dict[str, object]:
-    """What /healthz reports about the opened index (fixed for the life of the process)."""
+    """What /healthz reports about the index generation being served."""
     manifest = tools.retriever.manifest
     return {
         "generation": manifest.generation,
@@ -124,15 +164,15 @@ def _health(tools: RetrievalTools) -> dict[str, object]:
         "embedding_model": manifest.embedding_model,
         "documents": manifest.documents,
         "chunks": manifest.chunks,
+        "vectors": manifest.vector_collection or "embedded",
         "corpora": {c.name: {"documents": c.documents, "chunks": c.chunks} for c in tools.retriever.corpora()},
         "database": tools.database.name,
     }
 
 
 def create_app() -> Starlette:
-    """The uvicorn factory: settings from the environment, the index opened once per worker."""
-    settings = Settings()
-    return build_http_app(settings, RetrievalTools.open(settings))
+    """The uvicorn factory: settings from the environment; each worker opens the index itself."""
+    return build_http_app(Settings())
 
 
 def serve_http(settings: Settings, workers: int) -> None:
@@ -152,8 +192,10 @@ def serve_http(settings: Settings, workers: int) -> None:
 
 def _stderr_logging() -> dict[str, Any]:
     """uvicorn's logging configuration for every worker: the access log moved from stdout to
-    stderr, and the root logger (the server's own and the SDK's messages) on stderr too."""
+    stderr, and the root logger (the server's own and the SDK's messages) on stderr too. The
+    Chroma server client's per-request httpx lines are left out."""
     config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     config["handlers"]["access"]["stream"] = "ext://sys.stderr"
     config["root"] = {"handlers": ["default"], "level": "INFO"}
+    config["loggers"]["httpx"] = {"level": "WARNING"}
     return config

@@ -36,7 +36,9 @@ from mcp_server.settings import Settings
 from mcp_server.stores.docstore import DocumentStore, StoredChunk, StoredCorpus, StoredDocument
 from mcp_server.stores.embedding_cache import EmbeddingCache, text_key
 from mcp_server.stores.keyword import KeywordRecord, WhooshIndex
-from mcp_server.stores.vector import ChromaStore, VectorRecord
+from mcp_server.stores.vector import (
+    ChromaStore, VectorRecord, drop_server_collections, open_generation_vectors, server_collection_name,
+)  # fmt: skip
 
 PIPELINE_VERSION = "1"  # bump when loaders or chunking change what a file turns into
 EMBED_BATCH = 64
@@ -150,49 +152,91 @@ def ingest(
 def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, progress: Progress) -> IngestReport:
     started = time.perf_counter()
     layout = IndexLayout(settings.index_dir)
-    layout.remove_stale()
+    _drop_vectors_of(settings, layout.remove_stale())
     embedder = load_embedder(settings.embedding_model, settings.embedding_config)
     current = layout.current()
+    current_manifest = read_manifest(current) if current is not None else None
     known: dict[str, Path] = {}
     stored_fingerprints: dict[str, dict[str, str]] = {}
     stored_corpora: dict[str, StoredCorpus] = {}
-    if current is not None:
+    # Vectors move to a Chroma server by copying; back from one, they are rebuilt (from the embedding cache).
+    backend_changed = current_manifest is not None and (
+        (current_manifest.vector_collection is not None) != (settings.chroma_url is not None)
+    )
+    rebuild = rebuild or (backend_changed and settings.chroma_url is None)
+    if current is not None and current_manifest is not None:
         previous = DocumentStore(current / "docstore.sqlite", read_only=True)
         known = {c.name: Path(c.root) for c in previous.corpora()}
         if not rebuild:
-            read_manifest(current).check_model(embedder.name)
+            current_manifest.check_model(embedder.name)
             stored_corpora = {c.name: c for c in previous.corpora()}
             stored_fingerprints = {name: previous.fingerprints(name) for name in known}
         previous.close()
         if rebuild:
-            current = None
+            current = current_manifest = None
 
     configs = resolve_targets(settings, targets, known)
     plans = [_plan(cfg, stored_fingerprints.get(cfg.name, {})) for cfg in configs]
     corpora_changed = any(stored_corpora.get(cfg.name) != _stored_corpus(cfg) for cfg in configs)
     reports = [plan.report for plan in plans]
-    if current is not None and not corpora_changed and not any(p.has_changes for p in plans):
+    unchanged = not corpora_changed and not backend_changed and not any(p.has_changes for p in plans)
+    if current is not None and unchanged:
         return IngestReport(corpora=reports, generation=None, seconds=time.perf_counter() - started)
 
-    staging = layout.stage(copy_current=current is not None)
-    report = _build(staging, configs, plans, embedder, settings, progress)
+    name = new_generation_name()
+    collection = server_collection_name(name) if settings.chroma_url is not None else None
+    staging = layout.stage(name, copy_current=current is not None, skip=("chroma",) if collection else ())
+    vectors = _staging_vectors(staging, collection, current, current_manifest, embedder, settings)
+    report = _build(staging, configs, plans, vectors, embedder, settings, progress)
     report.corpora = reports
     docstore = DocumentStore(staging / "docstore.sqlite", read_only=True)
     counts = docstore.counts()
     docstore.close()
     manifest = Manifest(
-        generation=new_generation_name(),
+        generation=name,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         embedding_model=embedder.name,
         dimension=embedder.dimension,
         documents=sum(d for d, _ in counts.values()),
         chunks=sum(c for _, c in counts.values()),
+        vector_collection=collection,
     )
     layout.publish(staging, manifest)
-    layout.remove_stale()
+    _drop_vectors_of(settings, layout.remove_stale())
     report.generation = manifest.generation
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _staging_vectors(
+    staging: Path,
+    collection: str | None,
+    current: Path | None,
+    current_manifest: Manifest | None,
+    embedder: Embedder,
+    settings: Settings,
+) -> ChromaStore:
+    """The new generation's vector store: the staged copy of ``chroma/``, or a new collection on
+    the Chroma server holding a copy of the current generation's vectors."""
+    if collection is None or settings.chroma_url is None:
+        return ChromaStore.embedded(staging / "chroma", embedder)
+    store = ChromaStore.on_server(settings.chroma_url, collection, embedder, create=True)
+    if current is not None and current_manifest is not None:
+        previous = open_generation_vectors(current, current_manifest.vector_collection, settings.chroma_url, embedder)
+        try:
+            store.copy_from(previous)
+        except BaseException:
+            store.close()
+            raise
+        finally:
+            previous.close()
+    return store
+
+
+def _drop_vectors_of(settings: Settings, generations: Sequence[str]) -> None:
+    """Drop the Chroma server collections of removed generations (their directories are gone)."""
+    if settings.chroma_url is not None:
+        drop_server_collections(settings.chroma_url, generations)
 
 
 @dataclass
@@ -235,12 +279,13 @@ def _build(
     staging: Path,
     configs: Sequence[CorpusConfig],
     plans: Sequence[_Plan],
+    vectors: ChromaStore,
     embedder: Embedder,
     settings: Settings,
     progress: Progress,
 ) -> IngestReport:
+    """Apply the plans to the staged stores (``vectors`` included, which this closes)."""
     docstore = DocumentStore(staging / "docstore.sqlite")
-    vectors = ChromaStore(staging / "chroma", embedder)
     keywords = WhooshIndex(staging / "whoosh")
     try:
         for cfg in configs:

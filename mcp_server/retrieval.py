@@ -2,7 +2,8 @@
 
 Plain Python over one opened index generation; the CLI and the MCP server are thin
 surfaces over :class:`Retriever`. Every hit is joined to the document store for its
-citation record, so all retrievers return the same shape.
+citation record, so all retrievers return the same shape. A retriever holds a lease on its
+generation until closed, so ingestion running meanwhile does not delete it.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from typing import Literal
 from mcp_server.embedding import Embedder, load_embedder
 from mcp_server.errors import InvalidQueryError, NotFoundError
 from mcp_server.fusion import reciprocal_rank_fusion
-from mcp_server.index import IndexLayout, Manifest
+from mcp_server.index import GenerationLease, IndexLayout, Manifest
 from mcp_server.models import ChunkSpan, Citation, CorpusInfo, DocumentView, Hit, SearchFilters, citation_id
 from mcp_server.settings import Settings
 from mcp_server.stores.docstore import DocumentStore, StoredChunk, StoredDocument
 from mcp_server.stores.keyword import WhooshIndex
-from mcp_server.stores.vector import ChromaStore
+from mcp_server.stores.vector import open_generation_vectors
 
 SearchMode = Literal["vector", "keyword", "hybrid"]
 CITATION_ID = re.compile(r"^(?P<corpus>[^:#\s]+):(?P<doc_id>[^#]+?)(?:#(?P<chunk>\d+))?$")
@@ -29,28 +30,45 @@ CITATION_ID = re.compile(r"^(?P<corpus>[^:#\s]+):(?P<doc_id>[^#]+?)(?:#(?P<chunk
 class Retriever:
     """Search and read one index generation. Safe to share between threads."""
 
-    def __init__(self, generation: Path, manifest: Manifest, embedder: Embedder, settings: Settings) -> None:
+    def __init__(
+        self, generation: Path, manifest: Manifest, embedder: Embedder, settings: Settings,
+        lease: GenerationLease | None = None,
+    ) -> None:  # fmt: skip
+        """Open ``generation``; ``lease`` (if any) is released by :meth:`close`."""
         manifest.check_model(embedder.name)
         self.generation = generation
         self.manifest = manifest
         self.settings = settings
         self._embedder = embedder
         self._docstore = DocumentStore(generation / "docstore.sqlite", read_only=True)
-        self._vectors = ChromaStore(generation / "chroma", embedder)
+        try:
+            self._vectors = open_generation_vectors(generation, manifest.vector_collection, settings.chroma_url, embedder)
+        except BaseException:
+            self._docstore.close()
+            raise
         self._keywords = WhooshIndex(generation / "whoosh", bm25_b=settings.bm25_b, bm25_k1=settings.bm25_k1)
         self._corpora = {c.name: c for c in self._docstore.corpora()}
+        self._lease = lease
 
     @classmethod
     def open(cls, settings: Settings, embedder: Embedder | None = None) -> Retriever:
-        """Open the current generation; raises IndexMissingError or EmbeddingModelMismatchError."""
-        generation, manifest = IndexLayout(settings.index_dir).require_current()
-        embedder = embedder or load_embedder(settings.embedding_model, settings.embedding_config)
-        return cls(generation, manifest, embedder, settings)
+        """Open (and lease) the current generation; raises IndexMissingError, EmbeddingModelMismatchError
+        or BackendUnavailableError."""
+        generation, manifest, lease = IndexLayout(settings.index_dir).lease_current()
+        try:
+            embedder = embedder or load_embedder(settings.embedding_model, settings.embedding_config)
+            return cls(generation, manifest, embedder, settings, lease)
+        except BaseException:
+            lease.release()
+            raise
 
     def close(self) -> None:
         self._docstore.close()
         self._vectors.close()
         self._keywords.close()
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
 
     # -- corpora ---------------------------------------------------------------------------
 

@@ -9,6 +9,8 @@ Where things live:
 - ``database`` (``RAGMCP_DATABASE``): the SQLite file ``sql_query`` reads. Defaults to the
   bundled demo database, built into the data dir from ``corpora/database/`` (``schema.json``
   and one CSV per table) by ``ragmcp ingest`` or on first use, and rebuilt when they change.
+- ``chroma_url`` (``RAGMCP_CHROMA_URL``, e.g. ``http://127.0.0.1:8000``): keep the vectors
+  on a Chroma server (``chroma run``) instead of inside the index directory.
 
 The ``http_*`` fields and the ``allowed_*`` lists configure ``ragmcp serve --transport http``;
 its worker processes receive the parent's settings through :meth:`Settings.to_env`.
@@ -19,6 +21,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import urlsplit
 
 import platformdirs
 from pydantic import Field, field_validator, model_validator
@@ -46,6 +49,10 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir(APP_NAME)))
     corpora: Annotated[list[Path], NoDecode] = Field(default_factory=bundled_corpus_dirs)
     database: Path | None = None
+
+    chroma_url: str | None = Field(
+        default=None, description="Chroma server for the vectors (http(s)://host:port); unset: embedded store."
+    )
 
     embedding_model: str = DEFAULT_MODEL
     embedding_config: str | None = None
@@ -81,6 +88,9 @@ class Settings(BaseSettings):
     )
     stateless_http: bool = Field(default=True, description="A fresh MCP transport per HTTP request (no sessions).")
     max_body_bytes: int = Field(default=1_048_576, ge=1_024, description="Largest HTTP request body accepted.")
+    reload_interval_s: float = Field(
+        default=1.0, gt=0, le=3600, description="How often an HTTP worker checks for a newly published index."
+    )
 
     @field_validator("corpora", mode="before")
     @classmethod
@@ -95,6 +105,20 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [item.strip() for item in value.split(",") if item.strip()]
         return value
+
+    @field_validator("chroma_url", mode="after")
+    @classmethod
+    def _check_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        try:
+            port = parts.port
+        except ValueError:  # not a number, or out of range
+            port = None
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/") or port is None:
+            raise ValueError(f"chroma_url must look like http://HOST:PORT (the Chroma server's address), got {value!r}")
+        return value.rstrip("/")
 
     @field_validator("data_dir", "database", mode="after")
     @classmethod

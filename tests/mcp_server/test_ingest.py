@@ -89,8 +89,9 @@ def test_changed_and_deleted_documents_leave_all_three_stores(tiny_settings: Set
         assert retriever.corpora()[0].documents == 2
     finally:
         retriever.close()
-    generation, _ = IndexLayout(tiny_settings.index_dir).require_current()
-    store = ChromaStore(generation / "chroma", Retriever.open(tiny_settings)._embedder)
+    generation = IndexLayout(tiny_settings.index_dir).current()
+    assert generation is not None
+    store = ChromaStore.embedded(generation / "chroma", Retriever.open(tiny_settings)._embedder)
     assert store.count() == 2
     store.close()
 
@@ -220,3 +221,23 @@ def test_concurrent_ingest_is_refused(tiny_settings: Settings) -> None:
     with FileLock(str(tiny_settings.data_dir / "ingest.lock")):
         with pytest.raises(IngestError, match="another ingestion is running"):
             ingest(tiny_settings)
+
+
+def _files(folder: Path) -> dict[str, tuple[int, bytes]]:
+    return {str(p.relative_to(folder)): (p.stat().st_mtime_ns, p.read_bytes()) for p in folder.rglob("*") if p.is_file()}
+
+
+def test_readers_write_nothing_into_a_published_generation(tiny_settings: Settings) -> None:
+    ingest(tiny_settings)
+    generation = IndexLayout(tiny_settings.index_dir).current()
+    assert generation is not None
+    before = _files(generation)
+    readers = [Retriever.open(tiny_settings) for _ in range(2)]  # as two worker processes would
+    for retriever in readers:
+        assert retriever.search("zebraword fuel", mode="vector")[0].citation.id == "tiny:alpha#0"
+        assert retriever.search("zebraword", mode="hybrid")[0].citation.id == "tiny:alpha#0"
+    scratch = [r._vectors._scratch for r in readers]
+    for retriever in readers:
+        retriever.close()
+    assert _files(generation) == before
+    assert all(s is not None and not s.exists() for s in scratch)  # the private copies are gone

@@ -1,0 +1,111 @@
+"""Zero-downtime reindex: ``ragmcp ingest`` runs while 16 clients query a 2-worker HTTP server."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+import httpx
+import pytest
+from mcp import Client
+
+from mcp_server.index import IndexLayout
+from mcp_server.ingest import ingest
+from mcp_server.settings import Settings
+from tests.helpers import subprocess_env, write_doc
+from tests.mcp_server.mcp_contract import text_of
+from tests.mcp_server.test_http import HttpServer
+
+CLIENTS = 16
+FUELS = ["zebraword", "quaggaword", "okapiword"]  # what the alpha reactor runs on, version by version
+CALLS = [
+    ("keyword_search", {"query": "reactor fuel", "top_k": 1}),
+    ("vector_search", {"query": "which fuel does the alpha reactor run on", "top_k": 1}),
+]
+
+
+def write_alpha(corpus: Path, fuel: str) -> None:
+    write_doc(corpus, "alpha.md", "Alpha", f"# Alpha\n\nThe alpha reactor runs on {fuel} fuel at 451 kelvin.")
+
+
+def run_ingest(settings: Settings) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_server", "ingest"], env=subprocess_env(settings), capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    generation = IndexLayout(settings.index_dir).current_name()
+    assert generation is not None
+    return generation
+
+
+def served_generations(server: HttpServer, probes: int = 12) -> set[str]:
+    """The generations /healthz reports over several requests (they spread over the workers)."""
+    return {httpx.get(f"{server.url}/healthz").json()["generation"] for _ in range(probes)}
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_reingest_under_load_fails_no_request_and_switches_content(
+    tmp_path: Path, tiny_corpus: Path, company_db: Path
+) -> None:
+    write_alpha(tiny_corpus, FUELS[0])
+    settings = Settings(
+        data_dir=tmp_path / "data", corpora=[tiny_corpus], database=company_db, reload_interval_s=0.2
+    )  # fmt: skip
+    ingest(settings)
+    first = IndexLayout(settings.index_dir).current()
+    assert first is not None
+    server = HttpServer(settings, tmp_path / "stderr.log", "--workers", "2")
+    seen: list[list[str]] = [[] for _ in range(CLIENTS)]  # per client, the fuel each answer named
+    failures: list[str] = []
+    stop = anyio.Event()
+
+    async def query(index: int) -> None:
+        async with Client(f"{server.url}/mcp") as client:
+            turn = index
+            while not stop.is_set():
+                name, arguments = CALLS[turn % len(CALLS)]
+                turn += 1
+                try:
+                    result = await client.call_tool(name, arguments)
+                except Exception as e:  # noqa: BLE001 - any failure counts, whatever its kind
+                    failures.append(f"{name}: {type(e).__name__}: {e}")
+                    continue
+                if result.is_error:
+                    failures.append(f"{name}: {text_of(result)}")
+                    continue
+                seen[index].append(next((f for f in FUELS if f in text_of(result)), "no fuel in " + text_of(result)))
+
+    try:
+        async with anyio.create_task_group() as group:
+            for index in range(CLIENTS):
+                group.start_soon(query, index)
+            with anyio.fail_after(60):
+                while not all(seen):
+                    await anyio.sleep(0.1)
+            published = []
+            for fuel in FUELS[1:]:
+                write_alpha(tiny_corpus, fuel)
+                published.append(await anyio.to_thread.run_sync(run_ingest, settings))
+                await anyio.sleep(1)  # the clients keep querying across each switch
+            with anyio.fail_after(30):
+                while served_generations(server) != {published[-1]}:
+                    await anyio.sleep(0.2)
+            settled = [len(answers) for answers in seen]
+            with anyio.fail_after(60):  # a few more answers per client, all from the newest index
+                while any(len(answers) < count + 3 for answers, count in zip(seen, settled)):
+                    await anyio.sleep(0.1)
+            stop.set()
+    finally:
+        assert server.stop() == 0, server.log.read_text()
+
+    assert failures == []
+    assert all(answers[0] == FUELS[0] for answers in seen)
+    assert all(set(answers[count:]) == {FUELS[-1]} for answers, count in zip(seen, settled))
+    assert {fuel for answers in seen for fuel in answers} <= set(FUELS)
+    assert not first.exists()  # released by the workers once drained, then removed by the last ingest
+    assert "now serving index " + published[-1] in server.log.read_text()
