@@ -128,9 +128,17 @@ def score(question: EvalQuestion, result: RunResult) -> Outcome:
 
 
 def answer_matches(answer: str, expected: list[str]) -> bool:
-    """True when every expected string appears in the answer (case-insensitive, numbers by value)."""
+    """True when every expected string appears in the answer as a whole word or number
+    (case-insensitive; thousands separators ignored, so "1999" matches "1,999")."""
     normal = _normalise(answer)
-    return all(_normalise(part) in normal for part in expected)
+    return all(re.search(_whole(_normalise(part)), normal) for part in expected)
+
+
+def _whole(part: str) -> str:
+    """A pattern for ``part`` that does not match inside a longer word or number (edges in Latin script)."""
+    before = r"(?<![A-Za-z0-9_.])" if part[:1].isascii() and part[:1].isalnum() else ""
+    after = r"(?![A-Za-z0-9_])" if part[-1:].isascii() and part[-1:].isalnum() else ""
+    return before + re.escape(part) + after
 
 
 def _normalise(text: str) -> str:

@@ -33,6 +33,7 @@ _TIME = re.compile(r"\b(?:january|february|march|april|may|june|july|august|sept
                    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|daily|weekly|monthly|annually|"
                    r"quarter|year)\w*|\d{1,2}:\d{2}|月|日", re.I)
 _ABOUT_THE_PAGE = re.compile(r"\b(?:this|the following) (?:page|document|guide|section|article|manual)\b", re.I)
+_SEE_ALSO = re.compile(r"^(?:see|for more|read)\b|\bsee (?:the )?[*_\"“]", re.I)
 _MARKUP = re.compile(r"\*\*|__|`|^#+\s*|\[(?=[^\]]*\]\()|\]\([^)]*\)")
 
 
@@ -61,11 +62,12 @@ def coverage(question: str, ledger: Ledger) -> Coverage:
     """The evidence item that best covers ``question``: all its codes and model names first, then
     the largest share of its terms (codes weigh double), then the better rank."""
     terms = content_terms(question)
+    items = list(ledger)
+    haystacks = [set(content_terms(f"{item.header}\n{item.text}")) for item in items]
     weights = {t: 2.0 if identifier_like(t) else 1.0 for t in terms}
     total = sum(weights.values())
     best: tuple[tuple[bool, float, int], Evidence | None, list[str]] = ((False, 0.0, 0), None, terms)
-    for item in ledger:
-        haystack = set(content_terms(f"{item.header}\n{item.text}"))
+    for item, haystack in zip(items, haystacks, strict=True):
         uncovered = [t for t in terms if t not in haystack]
         score = 1 - sum(weights[t] for t in uncovered) / total if terms else 0.0
         key = (not any(identifier_like(t) for t in uncovered), score, -item.rank)
@@ -111,9 +113,11 @@ def best_quotes(question: str, ledger: Ledger, exclude: set[str] = frozenset(), 
     wanted_numbers = set(numbers(question))
     kind = answer_kind(question)
     candidates: list[tuple[Quote, set[str]]] = []
+    named = [i.lower() for i in identifiers(question)]
     for item in ledger:
         section = set(content_terms(str(item.citation.get("section", ""))))
-        for raw in sentences(item.text):
+        about = 1.0 if named and all(n in item.title.lower() for n in named) else 0.0
+        for raw in sentences(item.text, headings=False):
             sentence = clean(raw)
             sentence_terms = set(content_terms(sentence))
             if len(sentence_terms) < MIN_SENTENCE_TERMS or sentence in exclude:
@@ -126,9 +130,10 @@ def best_quotes(question: str, ledger: Ledger, exclude: set[str] = frozenset(), 
                          if t in section and t not in sentence_terms)
             score -= 0.5 if len(sentence.split()) < SHORT_SENTENCE_WORDS else 0.0
             score += 2.5 * len(wanted_numbers & set(numbers(sentence))) + _answer_shape(kind, sentence)
-            score -= 0.05 * item.rank + (1.0 if _ABOUT_THE_PAGE.search(sentence) else 0.0)
+            score += about - 2.0 * len(_rival_names(named, sentence)) - 0.05 * item.rank
+            score -= 1.0 if _ABOUT_THE_PAGE.search(sentence) or _SEE_ALSO.search(sentence) else 0.0
             if hits or context_hits:
-                candidates.append((Quote(sentence, item, score), hits))
+                candidates.append((Quote(sentence, item, score), hits | {t for t in main if t in section}))
     candidates.sort(key=lambda pair: -pair[0].score)
     if spread:
         return [quote for quote, _ in candidates][:limit]
@@ -144,6 +149,13 @@ def best_quotes(question: str, ledger: Ledger, exclude: set[str] = frozenset(), 
                 chosen.append(quote)
                 covered |= hits
     return chosen
+
+
+def _rival_names(named: list[str], sentence: str) -> list[str]:
+    """Names in ``sentence`` of the same family as a name asked about but not it: Q1 when Q2 was asked, X3 for X5."""
+    families = {re.sub(r"\d+$", "", n): n for n in named if re.fullmatch(r"[a-z]+\d+", n)}
+    return [i for i in (x.lower() for x in identifiers(sentence))
+            if re.fullmatch(r"[a-z]+\d+", i) and families.get(re.sub(r"\d+$", "", i), i) != i]
 
 
 def answer_kind(question: str) -> str | None:

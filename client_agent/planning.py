@@ -18,6 +18,7 @@ All of it is deterministic string work, documented so a reader can predict it:
 from __future__ import annotations
 
 import ast
+import json
 import operator
 import re
 from collections.abc import Callable
@@ -39,6 +40,8 @@ _PART_BREAK = re.compile(
 _PRONOUN = re.compile(r"\b(it|its|they|them|their|this|that|these|those|there|the same|one)\b", re.IGNORECASE)
 _NEGATIVE = re.compile(r"\b(not|never|don't|doesn't|instead|rather than)\b", re.IGNORECASE)
 _CAUSAL = re.compile(r"\b(why|cause[sd]?|root cause|reason|what happened|how come)\b|为什么|原因", re.IGNORECASE)
+_COUNT = re.compile(r"\bhow many ((?:[a-z]+ ){0,2}?[a-z]+?)\s+(?:were|are|did|have|has|do|does|was|is)\b", re.IGNORECASE)
+_CURRENT_PRICE = re.compile(r"\b(?:current|latest|today's) price\b", re.IGNORECASE)
 CLEAR_WINNER = 1.5
 MAX_POWER = 64
 
@@ -96,6 +99,23 @@ def about_the_knowledge(question: str, catalog: Catalog) -> bool:
     for corpus in catalog.corpora:
         vocabulary |= set(content_terms(corpus.name + " " + _positive_description(corpus)))
     return bool(set(content_terms(question)) & vocabulary)
+
+
+def database_tables(question: str, catalog: Catalog) -> list[str]:
+    """Tables a question asks to count or look up records in ("how many refunds…", "current price of…").
+
+    Such questions are answered by a query, not by documents: the offline mode says so
+    instead of quoting a document that merely mentions refunds or prices.
+    """
+    try:
+        tables = [t["name"] for t in json.loads(catalog.sql_schema or "[]")]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        return []
+    counted = _COUNT.search(question)
+    nouns = set(content_terms(counted.group(1))) if counted else set()
+    if _CURRENT_PRICE.search(question):
+        nouns |= {"product", "price"}
+    return [t for t in tables if nouns & set(content_terms(t.replace("_", " ")))]
 
 
 def split_question(question: str) -> list[str]:

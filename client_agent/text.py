@@ -104,12 +104,13 @@ _BLOCK_START = re.compile(r"\s*(?:[-*+•]\s|\d{1,3}[.)]\s|#{1,6}\s|\||>)")
 _MARKER = re.compile(r"^\s*(?:[-*+•>]|\d{1,3}[.)]|#{1,6})\s+")
 
 
-def sentences(text: str) -> list[str]:
+def sentences(text: str, headings: bool = True) -> list[str]:
     """``text`` split into sentences.
 
     Wrapped lines of a paragraph are joined; list items and headings stand alone without
-    their markers; a table row becomes "Header: cell, Header: cell" so it reads as a
-    statement; fenced code blocks are left out (logs and commands are not answers).
+    their markers (headings are left out with ``headings=False``); a table row becomes
+    "Header: cell, Header: cell" so it reads as a statement; fenced code blocks are left
+    out (logs and commands are not answers).
     """
     blocks: list[str] = []
     joinable = in_fence = False
@@ -132,7 +133,7 @@ def sentences(text: str) -> list[str]:
         header = None
         if joinable and not _BLOCK_START.match(line):
             blocks[-1] += " " + stripped
-        else:
+        elif headings or not stripped.startswith("#"):
             blocks.append(_MARKER.sub("", line).strip())
         joinable = not stripped.startswith("#")
     return [part.strip() for block in blocks for part in _SENTENCE_END.split(block) if part.strip()]

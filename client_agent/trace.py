@@ -53,12 +53,13 @@ class Totals:
 
 
 class Trace:
-    """Appends events to a JSONL file, flushed line by line so a crashed run still leaves its record."""
+    """Writes one run's events to a JSONL file (replacing an older file of that name), flushed line
+    by line so a crashed run still leaves its record."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: IO[str] = path.open("a", encoding="utf-8")
+        self._file: IO[str] = path.open("w", encoding="utf-8")
         self._started = time.perf_counter()
 
     def elapsed(self) -> float:

@@ -31,8 +31,8 @@ from client_agent.extractive import (
     Coverage, best_quotes, chain_quotes, coverage, leads, named_symptoms, plain_words,
 )
 from client_agent.planning import (
-    SubQuestion, about_the_knowledge, arithmetic, format_number, is_causal, resolve_follow_up, route,
-    split_question,
+    SubQuestion, about_the_knowledge, arithmetic, database_tables, format_number, is_causal, resolve_follow_up,
+    route, split_question,
 )
 from client_agent.text import content_terms, identifiers
 
@@ -136,6 +136,11 @@ class OfflineBackend:
             self._plan = []
             return Decision(answer=_decline(view.catalog), state="insufficient",
                             note="general-knowledge question: not in the knowledge base, not retrieving")
+        tables = database_tables(question, view.catalog)
+        if tables:
+            self._plan = []
+            return Decision(answer=_needs_sql(tables), state="insufficient",
+                            note=f"a question for the database ({', '.join(tables)}), which this mode cannot query")
         self._plan = [SubQuestion(part, route(part, view.catalog.corpora)) for part in split_question(question)]
         requests = [self._request("hybrid_search", sub.text, sub.corpus) for sub in self._plan]
         return Decision(tool_calls=requests, note=f"offline mode: {len(self._plan)} part(s) to look up")
@@ -193,10 +198,12 @@ def _not_found(gap: Coverage, catalog: Catalog) -> str:
     missing = " or ".join(_original_words(gap.question, gap.uncovered)) or "it"
     message = f"I could not find this in the knowledge base: no source mentions {missing}."
     tables = _tables_for(gap.question, catalog)
-    if tables:
-        message += (f" I did not query the database, whose table(s) {', '.join(tables)} may hold it: the offline "
-                    "mode does not write SQL, so ask again with Claude (set ANTHROPIC_API_KEY) or use `ragmcp sql`.")
-    return message
+    return f"{message} {_needs_sql(tables)}" if tables else message
+
+
+def _needs_sql(tables: list[str]) -> str:
+    return (f"I did not query the database, whose table(s) {', '.join(tables)} may hold the answer: the offline "
+            "mode does not write SQL, so ask again with Claude (set ANTHROPIC_API_KEY) or use `ragmcp sql`.")
 
 
 def _original_words(question: str, terms: list[str]) -> list[str]:

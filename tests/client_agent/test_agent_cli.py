@@ -72,3 +72,32 @@ def test_anthropic_backend_without_a_key_says_what_to_set(bundled_settings: Sett
     code, out, err = run(bundled_settings, "ask", "--backend", "anthropic", "How much annual leave do I get?")
     assert code == 1 and out == ""
     assert "ANTHROPIC_API_KEY" in err and "--backend offline" in err and "Traceback" not in err
+
+
+def test_eval_reports_process_quality_and_cost_for_a_question_set(bundled_settings: Settings, tmp_path: Path) -> None:
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("\n".join(json.dumps(q) for q in [
+        {"id": "leave", "kind": "single", "question": "How many days of annual leave do I get after 3 years of service?",
+         "expected_answer": "15 days", "expected_sources": ["handbook:hr/leave-policy"]},
+        {"id": "calc", "kind": "no-retrieval", "question": "What is 1024 / 32?", "expected_answer": "32"},
+        {"id": "x9", "kind": "unanswerable", "question": "What is the X9's battery life?", "expected_state": "insufficient"},
+    ]) + "\n")
+    report_path = tmp_path / "report.json"
+    code, out, err = run(bundled_settings, "eval", str(questions), "--output", str(report_path), "--quiet")
+    assert code == 0, err
+    report = json.loads(report_path.read_text())
+    assert report["runs"] == 3 and report["process"]["states"] == {"answered": 2, "insufficient": 1}
+    assert report["quality"]["answer_match"] == 1.0 and report["quality"]["state_match"] == 1.0
+    assert report["by_kind"]["single"]["source_recall"] == 1.0
+    assert report["by_kind"]["single"]["citation_recall"] == 1.0
+    by_id = {q["id"]: q for q in report["questions"]}
+    assert by_id["calc"]["tools"] == {} and sum(by_id["x9"]["tools"].values()) >= 2
+    assert report["process"]["tool_calls_per_run"] == round(sum(sum(q["tools"].values()) for q in by_id.values()) / 3, 3)
+    assert "| single | 1 | 100% |" in out and (tmp_path / "report-traces" / "leave.jsonl").is_file()
+
+
+def test_eval_refuses_a_malformed_question_set_naming_the_line(bundled_settings: Settings, tmp_path: Path) -> None:
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text('{"question": "ok"}\n{"question": ""}\n')
+    code, _, err = run(bundled_settings, "eval", str(questions))
+    assert code == 2 and "questions.jsonl:2" in err and "question" in err

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from client_agent.connection import Catalog, CorpusSummary
-from client_agent.planning import about_the_knowledge, arithmetic, resolve_follow_up, route, split_question
+from client_agent.planning import (
+    about_the_knowledge, arithmetic, database_tables, resolve_follow_up, route, split_question,
+)
 from client_agent.queries import QueryLog
 from client_agent.text import content_terms, identifiers, numbers, sentences
 
@@ -82,3 +84,12 @@ def test_query_log_refuses_near_duplicates_per_corpus_but_not_new_searches() -> 
     assert log.repeat_of("hybrid_search", {"query": "who approves annual leave"}) is None
     log.record("sql_query", {"sql": "SELECT 1"})
     assert log.repeat_of("sql_query", {"sql": "SELECT 1"}) and not log.repeat_of("sql_query", {"sql": "SELECT 2"})
+
+
+def test_record_counting_and_current_prices_are_questions_for_the_database() -> None:
+    catalog = Catalog([], [], '[{"name": "refunds"}, {"name": "support_tickets"}, {"name": "products"}]')
+    assert database_tables("How many refunds were issued in September 2025?", catalog) == ["refunds"]
+    assert database_tables("How many support tickets are open right now?", catalog) == ["support_tickets"]
+    assert database_tables("What is the current price of the X3?", catalog) == ["products"]
+    assert database_tables("How many days of leave do I get after 3 years?", catalog) == []
+    assert database_tables("How many API keys can one account have?", catalog) == []
