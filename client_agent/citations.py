@@ -2,8 +2,9 @@
 
 Answers cite inline with citation ids in square brackets — ``[handbook:hr/leave-policy#2]``,
 ``[sql:company:1a2b3c4d]``, several in one bracket (``[a:x#1, a:y#2]`` or ``;``) or adjacent
-brackets. :func:`check_answer` splits the answer into sentences (:func:`split_sentences`) and
-checks each one against ``evidence``, the text of every citation id a tool returned in this run:
+brackets. :func:`check_answer` splits the answer into sentences
+(:func:`~client_agent.claims.split_sentences`) and checks each one against ``evidence``, the
+text of every citation id a tool returned in this run:
 
 * **Fabricated ids.** Every cited id must be a key of ``evidence``; any other id is reported
   verbatim, in every sentence, factual or not.
@@ -35,481 +36,38 @@ the answer ("three") are key terms, not numbers, so they need no citation of the
 :func:`enforce` is the last resort after revisions: it removes (or marks ``[unsupported]``)
 each factual sentence that is uncited or unsupported, strips fabricated ids from the
 sentences it keeps, and leaves everything else verbatim.
+
+How an answer is read — its sentences, citation brackets, numbers, codes and key terms — is
+:mod:`client_agent.claims`; this module decides what they must satisfy.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
-from functools import lru_cache
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from decimal import Decimal
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from client_agent.text import STOPWORDS
-
-# --------------------------------------------------------------------------- citation ids
-
-_CITATION_ID = re.compile(r"[^\W\d][\w.-]*:[^\s\[\],;]+")
-"""``<corpus>:<doc_id>#<chunk>`` or ``sql:<database>:<hash>``: a name, a colon, no spaces."""
-
-_BRACKET = re.compile(r"\[([^\[\]\n]+)\]")
-_ID_SEPARATOR = re.compile(r"[,;]")
-
-
-@dataclass(frozen=True)
-class _Bracket:
-    start: int
-    end: int
-    ids: list[str]
-
-
-def _citation_brackets(text: str) -> list[_Bracket]:
-    """Square brackets whose content is one or more citation ids (``[1]`` or ``[see above]`` are not).
-
-    Ids may be separated by commas or semicolons and wrapped in backticks.
-    """
-    brackets = []
-    for match in _BRACKET.finditer(text):
-        parts = [part.strip().strip("`") for part in _ID_SEPARATOR.split(match.group(1))]
-        ids = [part for part in parts if part]
-        if ids and all(_CITATION_ID.fullmatch(part) for part in ids):
-            brackets.append(_Bracket(match.start(), match.end(), ids))
-    return brackets
-
-
-def _unique(items: list[str]) -> list[str]:
-    return list(dict.fromkeys(items))
-
-
-def cited_ids(answer: str) -> list[str]:
-    """Every citation id in ``answer``, unique, in order of first appearance."""
-    return _unique([cid for bracket in _citation_brackets(answer) for cid in bracket.ids])
-
-
-# --------------------------------------------------------------------------- sentences
-
-_MARKER = r"(?:[-*+•·]|\d{1,3}[.)]|\([a-z]\)|[a-z]\)|>)"
-"""A list item's bullet or number, or a quote's ">"."""
-_LIST_MARKER = re.compile(rf"[ \t]*{_MARKER}[ \t]+")
-_HEADING_MARKER = re.compile(r"[ \t]*#{1,6}[ \t]+")
-_FENCE = re.compile(r"[ \t]*(?:```|~~~)")
-_TERMINATORS = ".!?"
-_CJK_TERMINATORS = "。！？"
-_CLOSERS = "\"')»”’」』）*_"
-_ABBREVIATIONS = {
-    "e.g", "i.e", "cf", "vs", "approx", "incl", "excl", "esp", "resp", "viz", "mr", "mrs", "ms",
-    "dr", "prof", "st", "jr", "sr", "ca", "dept", "ext", "min", "max",
-}
-"""Words whose full stop never ends a sentence."""
-_ABBREVIATIONS_BEFORE_NUMBER = {"no", "nr", "fig", "p", "pp", "vol", "ch", "sec", "art", "v"}
-"""Words whose full stop does not end a sentence when a number follows ("No. 5")."""
-_WORD_BEFORE = re.compile(r"([^\W\d_][\w.]*)$")
-
-
-@dataclass(frozen=True)
-class _Span:
-    start: int
-    end: int
-    heading: bool
-
-
-class _Splitter:
-    """Splits one answer into sentence spans; see :func:`split_sentences` for the rules."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        brackets = _citation_brackets(text)
-        self.brackets = {b.start: b for b in brackets}
-        self.bracket_ends = {b.end: b for b in brackets}
-
-    def spans(self) -> list[_Span]:
-        spans = []
-        for start, end, heading in self._blocks():
-            for s, e in self._sentences(start, end):
-                while s < e and self.text[s].isspace():
-                    s += 1
-                while e > s and self.text[e - 1].isspace():
-                    e -= 1
-                if s < e:
-                    spans.append(_Span(s, e, heading))
-        return spans
-
-    def _blocks(self) -> list[tuple[int, int, bool]]:
-        """Lines, list items, table rows and headings; a wrapped line continues an unfinished sentence.
-
-        A line continues the previous one when that did not end its sentence and the line
-        is not a list item, heading or table row, and does not start with a capital letter
-        (unless the previous line ended with a comma): "… as it stands on\n31 December."
-        """
-        blocks: list[tuple[int, int, bool]] = []
-        unfinished: str | None = None
-        pos = 0
-        for line in self.text.splitlines(keepends=True):
-            start, pos = pos, pos + len(line)
-            body = line.rstrip("\r\n")
-            end = start + len(body)
-            if not body.strip() or _FENCE.match(body):
-                unfinished = None
-                continue
-            heading = _HEADING_MARKER.match(body)
-            marker = heading or _LIST_MARKER.match(body)
-            first = body.lstrip()[:1]
-            table_row = first == "|"
-            if unfinished and not marker and not table_row and (not first.isupper() or unfinished in ",;，；、"):
-                blocks[-1] = (blocks[-1][0], end, False)
-            else:
-                blocks.append((start + (marker.end() if marker else 0), end, heading is not None))
-            unfinished = None if heading or table_row else self._unfinished_tail(blocks[-1][0], end)
-        return blocks
-
-    def _unfinished_tail(self, start: int, end: int) -> str | None:
-        """The last character of text[start:end] if it does not finish a sentence (or an intro ending in ":")."""
-        text = self.text[start:end].rstrip()
-        while (bracket := self.bracket_ends.get(start + len(text))) is not None and bracket.start >= start:
-            text = self.text[start : bracket.start].rstrip()
-        tail = text.rstrip(_CLOSERS + " \t")
-        if not tail or tail[-1] in _TERMINATORS + _CJK_TERMINATORS + ":：":
-            return None
-        return tail[-1]
-
-    def _sentences(self, start: int, end: int) -> Iterator[tuple[int, int]]:
-        text = self.text
-        sentence_start = i = start
-        while i < end:
-            bracket = self.brackets.get(i)
-            if bracket is not None:
-                i = bracket.end
-                continue
-            ch = text[i]
-            boundary = None
-            if ch in _CJK_TERMINATORS:
-                boundary = self._after_citations(self._after_closers(i + 1, end), end)
-            elif ch in _TERMINATORS:
-                j = self._after_closers(i + 1, end)
-                if self._ends_sentence(ch, i, j, start, end):
-                    boundary = self._after_citations(j, end)
-            if boundary is None:
-                i += 1
-                continue
-            yield sentence_start, boundary
-            sentence_start = i = boundary
-        if sentence_start < end:
-            yield sentence_start, end
-
-    def _after_closers(self, j: int, end: int) -> int:
-        while j < end and self.text[j] in _TERMINATORS + _CJK_TERMINATORS + _CLOSERS:
-            j += 1
-        return j
-
-    def _after_citations(self, j: int, end: int) -> int:
-        """Past citation brackets that follow a full stop: they belong to the sentence it ends."""
-        k = j
-        while True:
-            while k < end and self.text[k] in " \t":
-                k += 1
-            bracket = self.brackets.get(k)
-            if bracket is None or bracket.end > end:
-                return j
-            j = k = bracket.end
-
-    def _ends_sentence(self, ch: str, i: int, j: int, start: int, end: int) -> bool:
-        text = self.text
-        if j < end and not (text[j].isspace() or j in self.brackets):
-            return False  # "2.8", "v2.0", "example.com", "e.g" inside
-        if ch != ".":
-            return True
-        word = _WORD_BEFORE.search(text, start, i)
-        if word is None:
-            return True
-        before = word.group(1).lower()
-        following = text[j:end].lstrip()[:1]
-        if before in _ABBREVIATIONS:
-            return False
-        if before in _ABBREVIATIONS_BEFORE_NUMBER and following.isdigit():
-            return False
-        return not (before == "etc" and following.islower())
-
-
-def _sentence_spans(answer: str) -> list[_Span]:
-    return _Splitter(answer).spans()
-
-
-def split_sentences(answer: str) -> list[str]:
-    """The sentences of ``answer``, each with the citation brackets that belong to it.
-
-    Lines, list items, table rows and headings are sentences of their own (list and heading
-    markers are not part of the text; a wrapped line that does not start with a capital
-    letter continues a line that did not finish its sentence; fenced code lines are lines).
-    Inside a line, a sentence ends at ``.``, ``!`` or ``?`` followed by a space, or at
-    ``。！？``; not at decimals ("2.8 million"), versions ("v2.0"), addresses, abbreviations
-    ("e.g.", "No. 5") or inside citation brackets. Brackets right after a full stop belong
-    to the sentence it ends ("… 150 minutes. [a:b#1]").
-    """
-    return [answer[span.start : span.end] for span in _sentence_spans(answer)]
-
-
-# --------------------------------------------------------------------------- claims in text
-
-_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_TOKEN = re.compile(rf"(?P<cjk>[{_CJK_CHARS}]+)|(?P<word>[^\W_{_CJK_CHARS}]+(?:[-_./:][^\W_{_CJK_CHARS}]+)*)")
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_PLAIN_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_NUMBER_WITH_UNIT = re.compile(r"(\d+(?:\.\d+)?)([^\W\d_]{1,3})")
-_DATE_OR_TIME = re.compile(r"\d{4}[-/.]\d{1,2}(?:[-/.]\d{1,2})?|\d{1,2}:\d{2}(?::\d{2})?|\d+(?:\.\d+){2,}")
-_WORD_JOINERS = re.compile(r"[-./:]")
-_CODE_PARTS = re.compile(r"[-_./:]")
-_ISO_MONTH = re.compile(r"\d{4}-(\d{1,2})(?:-\d{1,2})?")
-_SCALE_AFTER = re.compile(r"\s*(thousand|million|billion|trillion|mn|bn)\b|(百万|万|亿|千)", re.IGNORECASE)
-_SCALES = {
-    "k": 1_000, "thousand": 1_000, "千": 1_000, "万": 10_000, "m": 1_000_000, "mn": 1_000_000,
-    "million": 1_000_000, "百万": 1_000_000, "亿": 100_000_000, "b": 1_000_000_000, "bn": 1_000_000_000,
-    "billion": 1_000_000_000, "trillion": 1_000_000_000_000,
-}
-_NUMBER_WORDS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "twenty": 20, "thirty": 30,
-    "forty": 40, "fifty": 50, "hundred": 100, "dozen": 12, "half": 0.5,
-}
-_MONTHS = [
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december",
-]
-_CALENDAR = {m: m for m in _MONTHS} | {m[:3]: m for m in _MONTHS} | {"sept": "september"} | {
-    d: d for d in ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-}
-"""Month and weekday names (and abbreviations) → canonical name: dates, so always required."""
-_AMBIGUOUS_CALENDAR = {"may", "mar", "jan", "sat", "sun", "wed"}
-"""Calendar words that are ordinary words in lower case ("may", "sun")."""
-
-_STOPWORDS = STOPWORDS | frozenset(
-    """
-    according across additionally almost although always among another answer answers anyone
-    anything aren around base cannot citation citations cite cited cites couldn currently d
-    described describes didn document documentation documents doesn don either else enough even
-    every evidence finds found furthermore gets getting given gives go goes going hasn haven hence
-    however information isn knowledge least less like ll m made make makes mention mentioned
-    mentions moreover neither note noted notes o often ok okay one onto others otherwise overall
-    passage passages per perhaps quite rather re really result results retrieved s said say says
-    shouldn shown shows since something source sources specifically state stated states summary sure
-    t text therefore thing things though thus together toward towards upon use used uses using ve
-    via wasn way well weren whatever whenever whether whose within without won wouldn y yes yet
-    """.split()
+from client_agent.claims import (
+    CLOSERS,
+    LINE_MARKER,
+    CitedIndex,
+    Claims,
+    SentenceSpan,
+    citation_brackets,
+    cited_ids,
+    claims_of,
+    index_cited_text,
+    remove_citations,
+    sentence_spans,
+    term_present,
+    unique,
 )
-"""The shared function words, plus hedges and words about the evidence itself: they carry no claim to check."""
-_CJK_STOP_CHARS = frozenset("的了是在和与及或也都就而被将把之其这那个着过吗呢吧啊您你我他她它们")
-_MIN_TERM_SHARE = 0.5
-"""Share of a sentence's key-term weight that must appear in the cited text."""
-
-
-@dataclass(frozen=True)
-class _Number:
-    text: str
-    values: frozenset[Decimal]
-
-
-@dataclass(frozen=True)
-class _Term:
-    text: str
-    key: str
-    """A stem for words, the bigram itself for CJK text."""
-    weight: int
-    number: Decimal | None = None
-    """The value of a number word ("three"), which a digit in the cited text also matches."""
-
-
-@dataclass
-class _Claims:
-    """What a piece of text asserts that can be looked up: numbers, codes, key terms."""
-
-    numbers: list[_Number] = field(default_factory=list)
-    codes: list[tuple[str, str]] = field(default_factory=list)
-    """(as written, normalised) — identifiers, dates and calendar names; each must appear."""
-    terms: list[_Term] = field(default_factory=list)
-    digit_codes: bool = False
-    """Whether a code is all digits (a date, time or version): such a sentence states a number."""
-    word_count: int = 0
-
-    @property
-    def states_number(self) -> bool:
-        return bool(self.numbers) or self.digit_codes
-
-
-@dataclass
-class _Index:
-    """The cited text, ready for look-ups."""
-
-    numbers: set[Decimal] = field(default_factory=set)
-    codes: set[str] = field(default_factory=set)
-    stems: set[str] = field(default_factory=set)
-    bigrams: set[str] = field(default_factory=set)
-    """CJK bigrams and single characters."""
-
-
-def _normalise(text: str) -> str:
-    """Citation brackets out, thousands separators out, full-width forms folded (１２ → 12)."""
-    for bracket in reversed(_citation_brackets(text)):
-        text = text[: bracket.start] + " " + text[bracket.end :]
-    return unicodedata.normalize("NFKC", _THOUSANDS.sub("", text))
-
-
-def _code_key(token: str) -> str:
-    return "".join(ch for ch in token.lower() if ch.isalnum())
-
-
-def _stem(word: str) -> str:
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    for suffix in ("ing", "ed", "es", "s", "ly", "e"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
-
-
-def _number(text: str, scale_word: str | None) -> _Number:
-    value = Decimal(text)
-    scale = _SCALES.get(scale_word.lower()) if scale_word else None
-    values = {value} if scale is None else {value, value * scale}
-    return _Number(text + (scale_word or ""), frozenset(values))
-
-
-def _scale_after(text: str, end: int) -> str | None:
-    match = _SCALE_AFTER.match(text, end)
-    return (match.group(1) or match.group(2)) if match else None
-
-
-def _is_compound(token: str) -> bool:
-    """``10-day``, ``24-hour``: numbers and lower-case words joined by hyphens (not a code)."""
-    parts = token.split("-")
-    return (
-        len(parts) > 1
-        and all(p.isdigit() or (p.isalpha() and p.islower()) for p in parts)
-        and any(p.isalpha() for p in parts)
-    )
-
-
-def _claims(sentence: str) -> _Claims:
-    """The numbers, codes and key terms of one sentence."""
-    text = _normalise(sentence)
-    claims = _Claims()
-    first_word = True
-    for match in _TOKEN.finditer(text):
-        if match.group("cjk"):
-            claims.word_count += len(match.group("cjk"))
-            claims.terms += [_Term(gram, gram, 1) for gram in _bigrams(match.group("cjk"))]
-            first_word = False
-            continue
-        token = match.group("word")
-        claims.word_count += 1
-        _classify(token, text, match.end(), claims, first_word)
-        first_word = False
-    return claims
-
-
-def _classify(token: str, text: str, end: int, claims: _Claims, first_word: bool) -> None:
-    if _PLAIN_NUMBER.fullmatch(token):
-        claims.numbers.append(_number(token, _scale_after(text, end)))
-        return
-    if unit := _NUMBER_WITH_UNIT.fullmatch(token):
-        claims.numbers.append(_number(unit.group(1), unit.group(2)))
-        return
-    has_digit = any(ch.isdigit() for ch in token)
-    if not has_digit and "_" not in token:
-        for part in _WORD_JOINERS.split(token):
-            _add_word(part, claims, capitalised=not first_word and part[:1].isupper())
-        return
-    if has_digit and _is_compound(token):
-        for part in token.split("-"):
-            if part.isdigit():
-                claims.numbers.append(_number(part, None))
-            else:
-                _add_word(part, claims, capitalised=False)
-        return
-    if all(ch.isdigit() or ch in "-/.:" for ch in token) and not _DATE_OR_TIME.fullmatch(token):
-        claims.numbers += [_number(part, None) for part in re.findall(r"\d+", token)]  # 10-15, 1024/32
-        return
-    claims.codes.append((token, _code_key(token)))
-    claims.digit_codes |= not any(ch.isalpha() for ch in token)
-
-
-def _add_word(word: str, claims: _Claims, *, capitalised: bool) -> None:
-    lower = word.lower()
-    calendar = _CALENDAR.get(lower)
-    if calendar and (word[:1].isupper() or lower not in _AMBIGUOUS_CALENDAR):
-        claims.codes.append((word, calendar))
-        return
-    if len(lower) < 2 or lower in _STOPWORDS or lower.isdigit():
-        return
-    number = _NUMBER_WORDS.get(lower)
-    claims.terms.append(
-        _Term(word, _stem(lower), 2 if capitalised else 1, None if number is None else Decimal(str(number)))
-    )
-
-
-def _bigrams(run: str) -> list[str]:
-    """Character bigrams of a CJK run (the character itself for a run of one), without function characters."""
-    grams = [run] if len(run) == 1 else [a + b for a, b in zip(run, run[1:])]
-    return [gram for gram in grams if not any(ch in _CJK_STOP_CHARS for ch in gram)]
-
-
-@lru_cache(maxsize=256)
-def _index(cited_text: str) -> _Index:
-    """Everything in the cited text a sentence's claims can be found as (cached: revisions cite the same texts)."""
-    text = _normalise(cited_text)
-    index = _Index()
-    for match in _TOKEN.finditer(text):
-        if run := match.group("cjk"):
-            index.bigrams.update(_bigrams(run))
-            index.bigrams.update(run)  # single characters, for a sentence's one-character runs
-            continue
-        token = match.group("word")
-        claims = _Claims()
-        _classify(token, text, match.end(), claims, first_word=False)
-        for number in claims.numbers:
-            index.numbers |= number.values
-        index.stems.update(term.key for term in claims.terms)
-        if (spelled := _NUMBER_WORDS.get(token.lower())) is not None:
-            index.numbers.add(Decimal(str(spelled)))
-        for _, key in claims.codes:
-            index.codes.add(key)
-        if claims.codes and any(ch.isdigit() for ch in token):
-            _index_code(token, index)
-    return index
-
-
-def _index_code(token: str, index: _Index) -> None:
-    """A code's parts are findable too: ``X3-Pro`` supplies ``x3``, ``CHG-2025-0612-03`` the number 2025."""
-    index.codes.update(_code_key(part) for part in _CODE_PARTS.split(token) if part)
-    index.numbers.update(Decimal(digits) for digits in re.findall(r"\d+", token))
-    if month := _ISO_MONTH.fullmatch(token):
-        number = int(month.group(1))
-        if 1 <= number <= 12:
-            index.codes.add(_MONTHS[number - 1])
-
-
-def _term_present(term: _Term, index: _Index) -> bool:
-    if term.key in index.stems or term.key in index.bigrams:
-        return True
-    if term.number is not None and term.number in index.numbers:
-        return True
-    return len(term.key) >= 5 and any(_shares_prefix(term.key, stem) for stem in index.stems)
-
-
-def _shares_prefix(a: str, b: str) -> bool:
-    """Light stemming's safety net: "approval"/"approve", "manager"/"management"."""
-    shorter = min(len(a), len(b))
-    if shorter < 5:
-        return False
-    common = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        common += 1
-    return common >= 5 and common >= 0.75 * shorter
-
 
 # --------------------------------------------------------------------------- support
+
+_MIN_TERM_SHARE = 0.5
+"""Share of a sentence's key-term weight that must appear in the cited text."""
 
 
 @dataclass(frozen=True)
@@ -541,16 +99,16 @@ def supports(sentence: str, cited_text: str) -> Support:
     Citation brackets in ``sentence`` are ignored. See the module docstring for the rules
     and for what this lexical check cannot see.
     """
-    return _support(_claims(sentence), _index(cited_text))
+    return _support(claims_of(sentence), index_cited_text(cited_text))
 
 
-def _support(claims: _Claims, index: _Index) -> Support:
-    missing_numbers = _unique([n.text for n in claims.numbers if not n.values & index.numbers])
-    missing_codes = _unique([text for text, key in claims.codes if key not in index.codes])
+def _support(claims: Claims, index: CitedIndex) -> Support:
+    missing_numbers = unique([n.text for n in claims.numbers if not n.values & index.numbers])
+    missing_codes = unique([text for text, key in claims.codes if key not in index.codes])
     total = sum(term.weight for term in claims.terms)
-    present = [term for term in claims.terms if _term_present(term, index)]
+    present = [term for term in claims.terms if term_present(term, index)]
     coverage = sum(term.weight for term in present) / total if total else 1.0
-    missing_terms = _unique([term.text for term in claims.terms if term not in present])
+    missing_terms = unique([term.text for term in claims.terms if term not in present])
     supported = not missing_numbers and not missing_codes and coverage >= _MIN_TERM_SHARE
     return Support(supported, missing_numbers, missing_terms, missing_codes, coverage)
 
@@ -580,17 +138,10 @@ _SHORT_DISCOURSE_WORDS = 6
 _BOLD_LINE = re.compile(r"\*\*[^*]+\*\*|__[^_]+__")
 
 
-def _plain(sentence: str) -> str:
-    """The sentence without citation brackets and surrounding whitespace."""
-    for bracket in reversed(_citation_brackets(sentence)):
-        sentence = sentence[: bracket.start] + sentence[bracket.end :]
-    return sentence.strip()
-
-
-def _is_factual(span: _Span, sentence: str, claims: _Claims) -> bool:
+def _is_factual(span: SentenceSpan, sentence: str, claims: Claims) -> bool:
     """Whether the sentence claims something about the world (see the module docstring for the exemptions)."""
-    plain = _plain(sentence)
-    if plain.rstrip(_CLOSERS + " ").endswith(("?", "？")):
+    plain = remove_citations(sentence).strip()
+    if plain.rstrip(CLOSERS + " ").endswith(("?", "？")):
         return False
     if claims.states_number:
         return True
@@ -656,7 +207,7 @@ class CitationCheck:
 
     @property
     def unknown_ids(self) -> list[str]:
-        return _unique([cid for sentence in self.sentences for cid in sentence.unknown_ids])
+        return unique([cid for sentence in self.sentences for cid in sentence.unknown_ids])
 
     @property
     def failures(self) -> list[SentenceCheck]:
@@ -722,17 +273,17 @@ def check_answer(answer: str, evidence: Mapping[str, str]) -> CitationCheck:
     cited text``; the answer passes when no sentence has any.
     """
     checks = []
-    for span in _sentence_spans(answer):
+    for span in sentence_spans(answer):
         text = answer[span.start : span.end]
         ids = cited_ids(text)
         unknown = [cid for cid in ids if cid not in evidence]
         known = tuple(cid for cid in ids if cid in evidence)
-        claims = _claims(text)
+        claims = claims_of(text)
         factual = _is_factual(span, text, claims)
         problems = [f"cites unknown id {cid} (not returned by any tool in this run)" for cid in unknown]
         support = None
         if factual and known:
-            support = _support(claims, _index("\n".join(evidence[cid] for cid in known)))
+            support = _support(claims, index_cited_text("\n".join(evidence[cid] for cid in known)))
             problems += _support_problems(support)
         elif factual and not ids:
             problems.append("no citation")
@@ -755,7 +306,7 @@ def _support_problems(support: Support) -> list[str]:
 
 EnforceMode = Literal["remove", "mark"]
 UNSUPPORTED_MARK = "[unsupported]"
-_EMPTY_LINE_LEFT = re.compile(rf"[ \t]*(?:{_MARKER}|#{{1,6}})?[ \t]*")
+_EMPTY_LINE_LEFT = re.compile(rf"[ \t]*(?:{LINE_MARKER}|#{{1,6}})?[ \t]*")
 """What is left of a line whose only sentence was removed: it goes too."""
 
 
@@ -791,15 +342,15 @@ def enforce(answer: str, check: CitationCheck, mode: EnforceMode) -> Enforced:
         edits += _strip_unknown(answer, sentence, stripped)
     if mode == "mark":
         edits += [(s.start, s.start, UNSUPPORTED_MARK + " ") for s in failing]
-        return Enforced(_apply(answer, edits), mode, [], [s.text for s in failing], _unique(stripped))
+        return Enforced(_apply(answer, edits), mode, [], [s.text for s in failing], unique(stripped))
     edits += [(start, end, "") for start, end in _removal_ranges(answer, failing)]
-    return Enforced(_apply(answer, edits), mode, [s.text for s in failing], [], _unique(stripped))
+    return Enforced(_apply(answer, edits), mode, [s.text for s in failing], [], unique(stripped))
 
 
 def _strip_unknown(answer: str, sentence: SentenceCheck, stripped: list[str]) -> list[tuple[int, int, str]]:
     edits = []
     unknown = set(sentence.unknown_ids)
-    for bracket in _citation_brackets(answer[sentence.start : sentence.end]):
+    for bracket in citation_brackets(answer[sentence.start : sentence.end]):
         if not unknown & set(bracket.ids):
             continue
         start, end = sentence.start + bracket.start, sentence.start + bracket.end

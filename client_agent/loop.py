@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from client_agent.backends.base import Backend, Decision, Exchange, ModelCall, Observation, RunView, ToolRequest
-from client_agent.citations import CitationCheck, check_answer, cited_ids, enforce
+from client_agent.citations import CitationCheck, check_answer, enforce
+from client_agent.claims import cited_ids
 from client_agent.conflicts import Conflict, find_conflicts
 from client_agent.connection import ToolOutcome, ToolServer
 from client_agent.evidence import Ledger

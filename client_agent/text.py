@@ -27,7 +27,9 @@ STOPWORDS = frozenset(
 )
 """Function words and question scaffolding that say nothing about the topic."""
 
-CJK_STOP_CHARS = frozenset("的了是在和与及或也都就而被将把之其这那个着过吗呢吧啊您你我他她它们么什哪怎多少几需要请")
+CJK_FUNCTION_CHARS = frozenset("的了是在和与及或也都就而被将把之其这那个着过吗呢吧啊您你我他她它们")
+"""Chinese characters of function words."""
+CJK_STOP_CHARS = CJK_FUNCTION_CHARS | frozenset("么什哪怎多少几需要请")
 """Chinese characters of function words and question scaffolding; bigrams holding one are not terms."""
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*[A-Za-z0-9]|[A-Za-z]")
@@ -54,9 +56,14 @@ def content_terms(text: str) -> list[str]:
             continue
         terms.append(word.lower() if identifier_like(word) else stem(word))
     for run in _CJK_RUN.findall(text):
-        pairs = [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
-        terms.extend(pair for pair in pairs if not set(pair) & CJK_STOP_CHARS)
+        terms.extend(cjk_bigrams(run))
     return list(dict.fromkeys(terms))
+
+
+def cjk_bigrams(run: str, stop_chars: frozenset[str] = CJK_STOP_CHARS) -> list[str]:
+    """Overlapping character bigrams of a CJK run (a run of one: the character), none holding a stop character."""
+    grams = [run] if len(run) == 1 else [a + b for a, b in zip(run, run[1:])]
+    return [gram for gram in grams if not set(gram) & stop_chars]
 
 
 def _grade_letter(word: str, text: str, start: int) -> bool:

@@ -10,14 +10,8 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from client_agent.citations import (
-    UNSUPPORTED_MARK,
-    check_answer,
-    cited_ids,
-    enforce,
-    split_sentences,
-    supports,
-)
+from client_agent.citations import UNSUPPORTED_MARK, check_answer, enforce, supports
+from client_agent.claims import cited_ids, split_sentences
 
 HANDBOOK = Path(__file__).resolve().parents[2] / "corpora" / "handbook"
 
