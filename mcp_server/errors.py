@@ -39,3 +39,11 @@ class EmbeddingModelError(RetrievalError):
 
 class IngestError(RetrievalError):
     """A corpus or document cannot be ingested as given."""
+
+
+class TokensFileError(RetrievalError):
+    """The tokens file of a team server is missing or malformed, or a token command cannot be done."""
+
+
+class CallTimeoutError(RetrievalError):
+    """A tool call ran past the server's per-call time limit."""

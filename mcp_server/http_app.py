@@ -10,6 +10,14 @@ Every request, ``/healthz`` included, must carry an allowed ``Host`` header and,
 has one, an allowed ``Origin``: loopback names, the bound address, and the configured
 lists. This is the protection against DNS rebinding, on by default. Request bodies over
 ``settings.max_body_bytes`` are refused with 413.
+
+With a tokens file (``settings.tokens_file``) every ``/mcp`` request needs a bearer token
+(:mod:`mcp_server.auth`) and stays within its client's rate and concurrency limits
+(:mod:`mcp_server.limits`); each client sees and reads only what its grant allows
+(:mod:`mcp_server.routing`), and ``/healthz`` no longer names the corpora. Without one,
+every request has full access: ``ragmcp serve`` binds such a server to loopback only,
+unless told ``--no-auth``. Either way, every call is written to the audit log
+(:mod:`mcp_server.audit`).
 """
 
 from __future__ import annotations
@@ -17,21 +25,28 @@ from __future__ import annotations
 import copy
 import ipaddress
 import os
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import uvicorn
 import uvicorn.config
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcp_server.server import build_server
+from mcp_server.audit import CallAudit
+from mcp_server.auth import BearerAuth, grant_of
+from mcp_server.jsonl_log import JsonlLog
+from mcp_server.routing import GrantRouter
+from mcp_server.server import CallRunner, build_server
 from mcp_server.settings import Settings
+from mcp_server.tokens import Grant, TokenRegistry
 from mcp_server.tools import RetrievalTools
 
 MCP_PATH = "/mcp"
@@ -86,33 +101,64 @@ class HeaderCheck:
 
 
 def build_http_app(settings: Settings, tools: RetrievalTools) -> Starlette:
-    """The ASGI app serving ``tools``; it closes them when it shuts down."""
-    server = build_server(settings, tools)
+    """The ASGI app serving ``tools``; it closes them when it shuts down.
+
+    Raises TokensFileError when the configured tokens file is missing or malformed.
+    """
     security = transport_security(settings)
-    mcp_app = server.streamable_http_app(
-        streamable_http_path=MCP_PATH,
-        stateless_http=settings.stateless_http,
-        json_response=settings.stateless_http,
-        max_request_body_size=settings.max_body_bytes,
-        transport_security=security,
-    )
+    registry = TokenRegistry(settings.tokens_file) if settings.tokens_file is not None else None
+    audit = JsonlLog(settings.audit_path, max_bytes=settings.audit_max_bytes, backups=settings.audit_backups)
+    calls = CallRunner(settings)
+
+    def session_manager(grant: Grant) -> StreamableHTTPSessionManager:
+        server = build_server(settings, tools, grant=grant, calls=calls, middleware=[CallAudit(audit)])
+        server.streamable_http_app(
+            streamable_http_path=MCP_PATH,
+            stateless_http=settings.stateless_http,
+            json_response=settings.stateless_http,
+            max_request_body_size=settings.max_body_bytes,
+            transport_security=security,
+        )
+        return server.session_manager
+
     health = _health(tools)
+    if registry is not None:  # /healthz answers anyone: no names of what only token holders may read
+        health = {key: value for key, value in health.items() if key not in ("corpora", "database")}
 
     async def healthz(request: Request) -> Response:
         ok = tools.retriever.generation.is_dir()
         return JSONResponse({**health, "status": "ok" if ok else "missing"}, status_code=200 if ok else 503)
 
+    router = GrantRouter(session_manager, grant_of)
+    routes = [Route("/healthz", healthz)]
+    middleware = []
+    if registry is None:
+        routes.append(Route(MCP_PATH, endpoint=router))
+    else:
+        auth = BearerAuth(registry, base_url(settings), MCP_PATH)
+        routes += [Route(MCP_PATH, endpoint=auth.protect(router)), *auth.routes]
+        middleware = auth.middleware
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
-            async with server.session_manager.run():
+            async with router.running():
                 yield
         finally:
             tools.close()
+            audit.close()
 
-    app = Starlette(routes=[Route("/healthz", healthz), Mount("/", app=mcp_app)], lifespan=lifespan)
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.add_middleware(HeaderCheck, security=security)
     return app
+
+
+def base_url(settings: Settings) -> str:
+    """Where clients reach this server: ``settings.public_url``, else the bound address."""
+    if settings.public_url:
+        return settings.public_url.rstrip("/")
+    host = socket.gethostname() if settings.http_host in WILDCARD_HOSTS else settings.http_host
+    return f"http://{f'[{host}]' if ':' in host else host}:{settings.http_port}"
 
 
 def _health(tools: RetrievalTools) -> dict[str, object]:
