@@ -35,6 +35,7 @@ import anyio
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.types import CallToolResult, ReadResourceResult, TextContent, TextResourceContents
+from pydantic import ValidationError
 
 from mcp_server.jsonl_log import JsonlLog
 
@@ -79,25 +80,31 @@ class CallAudit:
         note = _CallNote()
         reset = _current_call.set(note)
         started = time.perf_counter()
-        outcome: tuple[str, str | None] = ("error", None)
-        summary: dict[str, int | None] = {"results": None, "result_chars": None}
         try:
             result = await call_next(ctx)
-            typed = _typed(ctx.method, result)
-            summary = _summary(typed)
-            failed = isinstance(typed, CallToolResult) and typed.is_error
-            outcome = ("error", note.error or "ToolError") if failed else ("ok", None)
-            return result
         except anyio.get_cancelled_exc_class():
-            outcome = ("cancelled", None)
+            self._write(event, started, "cancelled", None, None)
             raise
         except Exception as e:
-            outcome = ("error", note.error or type(e).__name__)
+            self._write(event, started, "error", note.error or type(e).__name__, None)
             raise
         finally:
             _current_call.reset(reset)
-            latency_ms = round((time.perf_counter() - started) * 1000, 1)
-            self.log.write({**event, "outcome": outcome[0], "error": outcome[1], **summary, "latency_ms": latency_ms})
+        typed = _typed(ctx.method, result)
+        failed = isinstance(typed, CallToolResult) and typed.is_error
+        self._write(event, started, "error" if failed else "ok", (note.error or "ToolError") if failed else None, typed)
+        return result
+
+    def _write(
+        self,
+        event: dict[str, Any],
+        started: float,
+        outcome: str,
+        error: str | None,
+        result: CallToolResult | ReadResourceResult | None,
+    ) -> None:
+        latency_ms = round((time.perf_counter() - started) * 1000, 1)
+        self.log.write({**event, "outcome": outcome, "error": error, **_summary(result), "latency_ms": latency_ms})
 
 
 def _clipped(value: Any) -> Any:
@@ -112,11 +119,14 @@ def _clipped(value: Any) -> Any:
 
 
 def _typed(method: str, result: HandlerResult) -> CallToolResult | ReadResourceResult | None:
-    """The result as its model (handlers may return it already serialised), or None if it is neither."""
+    """The result as its model (handlers may return it already serialised); None if it is not one."""
     model = CallToolResult if method == "tools/call" else ReadResourceResult
     if isinstance(result, model):
         return result
-    return model.model_validate(result) if isinstance(result, dict) else None
+    try:
+        return model.model_validate(result)
+    except ValidationError:  # another kind of result (an input request): no count to take
+        return None
 
 
 def _summary(result: CallToolResult | ReadResourceResult | None) -> dict[str, int | None]:

@@ -45,12 +45,16 @@ def token(ctx: click.Context, tokens_file: Path | None) -> None:
               show_default=True, help="Requests in flight at once; more wait their turn.")
 @click.pass_obj
 @handle_errors
-def add(target: tuple[Path, Settings], name: str, corpora: str, sql: bool, rate: float, burst: int, max_concurrent: int) -> None:
+def add(
+    target: tuple[Path, Settings], name: str, corpora: str, sql: bool, rate: float, burst: int, max_concurrent: int
+) -> None:
     """Create client NAME and print its new token (once: only its hash is kept)."""
     path, settings = target
     names = [c.strip() for c in corpora.split(",") if c.strip()]
     if not names and not sql:
         raise click.ClickException("grant something: --corpora NAME[,NAME...] (or '*' for all), and/or --sql")
+    if "*" in names and len(names) > 1:
+        raise click.ClickException("--corpora '*' means every corpus; give it alone, or list the names")
     grant = Grant(corpora="*" if names == ["*"] else tuple(names), sql=sql)
     indexed = _indexed_corpora(settings)
     unknown = sorted(set(names) - indexed - {"*"}) if indexed is not None else []

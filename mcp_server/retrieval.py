@@ -105,7 +105,9 @@ class Retriever:
         readable = self._readable(scope)
         self._check_corpus(corpus, readable, scope)
         corpora = [corpus] if corpus is not None else None if scope is None else sorted(readable)
-        doc_keys = None if filters is None or filters.is_empty() else self._docstore.matching_documents(corpora, filters)
+        doc_keys = (
+            None if filters is None or filters.is_empty() else self._docstore.matching_documents(corpora, filters)
+        )
         if mode == "vector":
             ranked = self._vector_ranking(query, top_k, corpora, doc_keys)
         elif mode == "keyword":

@@ -94,7 +94,9 @@ class Settings(BaseSettings):
         description="The URL clients reach the HTTP server at (behind a proxy, the proxy's); names the protected "
         "resource in auth responses. Default: http://<host>:<port>.",
     )
-    audit_log: Path | None = Field(default=None, description="The HTTP audit log (JSONL); default <data_dir>/audit.jsonl.")
+    audit_log: Path | None = Field(
+        default=None, description="The HTTP audit log (JSONL); default <data_dir>/audit.jsonl."
+    )
     audit_max_bytes: int = Field(default=10_485_760, ge=10_000, description="Size at which the audit log rotates.")
     audit_backups: int = Field(default=5, ge=1, description="Rotated audit logs kept (audit.jsonl.1, .2, ...).")
 

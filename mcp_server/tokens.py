@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Literal
 
 from filelock import FileLock
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from mcp_server.errors import TokensFileError
 from mcp_server.index import write_file_atomically
@@ -50,6 +50,12 @@ class Grant(BaseModel):
 
     corpora: tuple[str, ...] | Literal["*"] = "*"
     sql: bool = True
+
+    @field_validator("corpora")
+    @classmethod
+    def _sorted(cls, value: tuple[str, ...] | Literal["*"]) -> tuple[str, ...] | Literal["*"]:
+        """One spelling per grant (clients with equal grants share one server)."""
+        return value if value == "*" else tuple(sorted(set(value)))
 
     @property
     def scope(self) -> frozenset[str] | None:

@@ -117,9 +117,11 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_http(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+def start_http(env: dict[str, str], port: int, workers: int = 1) -> subprocess.Popen[bytes]:
+    """``ragmcp serve --transport http`` on ``port``, once its /healthz answers."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcp_server", "serve", "--transport", "http", "--port", str(port)],
+        [sys.executable, "-m", "mcp_server", "serve", "--transport", "http", "--port", str(port),
+         "--workers", str(workers)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 120

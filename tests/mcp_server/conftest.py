@@ -38,9 +38,10 @@ def teams_settings(tmp_path_factory: pytest.TempPathFactory, company_db: Path) -
     """Two teams' corpora, teama and teamb, ingested once per session, and the demo database (read-only use)."""
     root = tmp_path_factory.mktemp("teams")
     teama, teamb = root / "teama", root / "teamb"
-    for folder, description in ((teama, "Team A's onboarding handbook."), (teamb, "Team B's confidential launch plans.")):
+    for folder, description in ((teama, "Team A's onboarding handbook."), (teamb, "Team B's launch plans.")):
         folder.mkdir()
-        (folder / "corpus.toml").write_text(f'name = "{folder.name}"\ndescription = "{description}"\n', encoding="utf-8")
+        toml = f'name = "{folder.name}"\ndescription = "{description}"\n'
+        (folder / "corpus.toml").write_text(toml, encoding="utf-8")
     write_doc(teama, "badges.md", "Badges", "# Badges\n\nThe wombat badge opens the north door of the office.")
     write_doc(teama, "lunch.md", "Lunch", "# Lunch\n\nLunch is served at noon in the canteen on the third floor.")
     write_doc(teamb, "launch.md", "Launch", "# Launch\n\nProject quokka launches in March with a budget of 42 million.")

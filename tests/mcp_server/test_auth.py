@@ -53,9 +53,10 @@ def team_server(teams_settings: Settings, tmp_path_factory: pytest.TempPathFacto
     root = tmp_path_factory.mktemp("team-server")
     tokens_file = root / "tokens.json"
     tokens = {name: add_client(tokens_file, name, grant, limits) for name, (grant, limits) in CLIENTS.items()}
-    settings = teams_settings.model_copy(update={"tokens_file": tokens_file, "audit_log": root / "audit" / "audit.jsonl"})
+    audit_log = root / "audit" / "audit.jsonl"
+    settings = teams_settings.model_copy(update={"tokens_file": tokens_file, "audit_log": audit_log})
     running = HttpServer(settings, root / "stderr.log")
-    yield TeamServer(running, tokens, tokens_file, root / "audit" / "audit.jsonl")
+    yield TeamServer(running, tokens, tokens_file, audit_log)
     # One worker: uvicorn shuts down gracefully, then re-raises the SIGTERM it caught.
     assert running.stop() in (0, -signal.SIGTERM), running.log.read_text()
     assert "Application shutdown complete" in running.log.read_text()

@@ -118,7 +118,7 @@ def token_cli(tmp_path: Path, teams_settings: Settings, monkeypatch: pytest.Monk
 
 def test_token_add_list_revoke_from_the_command_line(token_cli) -> None:  # type: ignore[no-untyped-def]
     run, path = token_cli
-    code, out, err = run("add", "team-a", "--corpora", "teama,elsewhere", "--rate", "30", "--burst", "5")
+    code, out, err = run("add", "team-a", "--corpora", "teama,elsewhere,teama", "--rate", "30", "--burst", "5")
     assert code == 0, err
     token = out.strip()
     assert out == token + "\n" and token.startswith(TOKEN_PREFIX)
@@ -128,11 +128,11 @@ def test_token_add_list_revoke_from_the_command_line(token_cli) -> None:  # type
     code, out, _ = run("list")
     assert code == 0 and token not in out and hash_token(token) not in out
     lines = out.splitlines()
-    assert lines[0].startswith("team-a\tcorpora=teama,elsewhere\tsql=no\trate=30/min\tburst=5\tconcurrent=4")
+    assert lines[0].startswith("team-a\tcorpora=elsewhere,teama\tsql=no\trate=30/min\tburst=5\tconcurrent=4")
     assert lines[1].startswith("team-b\tcorpora=*\tsql=yes\trate=120/min\tburst=20\tconcurrent=4")
     listed = json.loads(run("list", "--json")[1])
     assert [(c["name"], c["corpora"], c["sql"]) for c in listed] == [
-        ("team-a", ["teama", "elsewhere"], False), ("team-b", "*", True),
+        ("team-a", ["elsewhere", "teama"], False), ("team-b", "*", True),
     ]  # fmt: skip
     assert all("token_sha256" not in c for c in listed)
 
@@ -145,6 +145,7 @@ def test_token_add_list_revoke_from_the_command_line(token_cli) -> None:  # type
     ("args", "message"),
     [
         (("add", "team-a"), "grant something: --corpora"),
+        (("add", "team-a", "--corpora", "*,teama"), "give it alone"),
         (("add", "team-a", "--corpora", "x", "--rate", "0"), "Invalid value for '--rate'"),
         (("revoke", "nobody"), "no client 'nobody'"),
         (("list",), "does not exist; create it with"),
