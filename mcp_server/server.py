@@ -1,8 +1,9 @@
 """The MCP surface: five cited retrieval tools, three resources and a research prompt.
 
 :func:`build_server` publishes one :class:`~mcp_server.tools.RetrievalTools` (the index
-and database a process opened once) as a fresh :class:`MCPServer`. This module and
-``http_app.py`` are the only ones that import the MCP SDK.
+and database a process opened once) as a fresh :class:`MCPServer`. Only the MCP surface
+imports the MCP SDK: this module, ``http_app.py`` and the HTTP server's ``auth.py``,
+``routing.py`` and ``audit.py``.
 
 A server publishes what one *grant* may read (see :mod:`mcp_server.tokens`): the corpus
 parameters, the corpus list and the instructions name only the granted corpora, and a
