@@ -29,6 +29,7 @@ from mcp_server.progress import stderr_progress
 from mcp_server.retrieval import Retriever
 from mcp_server.settings import Settings
 from mcp_server.sql import ReadOnlyDatabase
+from mcp_server.tokens import read_tokens
 
 F = TypeVar("F", bound=Callable[..., Any])
 stderr = Console(stderr=True)
@@ -306,25 +307,36 @@ def status(settings: Settings, as_json: bool) -> None:
 @click.option("--stateless/--stateful", default=None,
               help="HTTP: a fresh MCP transport per request, no sessions (default: stateless).")
 @click.option("--max-body-bytes", type=int, help="HTTP: largest request body accepted (default 1 MiB).")
+@click.option("--tokens-file", type=click.Path(path_type=Path),
+              help="HTTP: require bearer tokens from this file (env RAGMCP_TOKENS_FILE; see: ragmcp token).")
+@click.option("--no-auth", is_flag=True,
+              help="HTTP: allow serving beyond loopback without tokens (an authenticating proxy must sit in front).")
+@click.option("--public-url", help="HTTP: the URL clients use, e.g. https://rag.example.com (env RAGMCP_PUBLIC_URL).")
+@click.option("--audit-log", type=click.Path(path_type=Path),
+              help="HTTP: the audit log, one JSON line per call (env RAGMCP_AUDIT_LOG, default <data dir>/audit.jsonl).")
 @click.pass_obj
 @handle_errors
 def serve(
     settings: Settings, transport: str, host: str | None, port: int | None, workers: int,
     allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], stateless: bool | None,
-    max_body_bytes: int | None,
+    max_body_bytes: int | None, tokens_file: Path | None, no_auth: bool, public_url: str | None,
+    audit_log: Path | None,
 ) -> None:
     """Serve the retrieval tools over MCP (stdio by default; HTTP at /mcp with --transport http).
 
     A missing index is built from the configured corpora first, with progress on stderr.
-    Logs go to stderr; over stdio, stdout carries nothing but the protocol.
+    Logs go to stderr; over stdio, stdout carries nothing but the protocol. Over HTTP with
+    a tokens file, clients need a token and each reads only what its grant allows; without
+    one, the server binds to loopback only, unless --no-auth.
     """
     # Imported here: the MCP SDK and uvicorn add a second to start-up, which other commands don't need.
-    from mcp_server.http_app import is_loopback, serve_http
+    from mcp_server.http_app import serve_http
     from mcp_server.server import serve_stdio
 
     settings = with_overrides(
         settings, http_host=host, http_port=port, allowed_hosts=list(allowed_hosts) or None,
         allowed_origins=list(allowed_origins) or None, stateless_http=stateless, max_body_bytes=max_body_bytes,
+        tokens_file=tokens_file, public_url=public_url, audit_log=audit_log,
     )
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=LOG_FORMAT)
     ensure_index(settings)
@@ -333,16 +345,43 @@ def serve(
         return
     if workers > 1 and not settings.stateless_http:
         raise click.ClickException("--workers above 1 needs --stateless: sessions live in one worker's memory")
-    if not is_loopback(settings.http_host):
-        _warn_exposed(settings)
+    _check_auth(settings, no_auth)
+    stderr.print(f"audit log: {settings.audit_path}", soft_wrap=True, highlight=False)
     serve_http(settings, workers)
 
 
-def _warn_exposed(settings: Settings) -> None:
+def _check_auth(settings: Settings, no_auth: bool) -> None:
+    """Refuse an HTTP server that anyone off this machine could use without a token, unless --no-auth."""
+    from mcp_server.http_app import is_loopback
+
+    if settings.tokens_file is not None:
+        if no_auth:
+            raise click.ClickException("--no-auth contradicts the tokens file; drop one of them")
+        clients = read_tokens(settings.tokens_file).clients
+        stderr.print(
+            f"authentication: bearer tokens of {len(clients)} clients in {settings.tokens_file}",
+            soft_wrap=True, highlight=False,
+        )
+        return
+    if is_loopback(settings.http_host):
+        return
+    if not no_auth:
+        raise click.ClickException(
+            f"refusing to serve on {settings.http_host} without authentication: anyone who can reach it could read "
+            "every corpus and query the database. Create tokens (ragmcp token --file PATH add NAME --corpora ...) "
+            "and pass --tokens-file PATH, or bind to 127.0.0.1, or pass --no-auth if an authenticating proxy "
+            "sits in front."
+        )
     stderr.print(
         f"[bold red]WARNING: serving on {settings.http_host}:{settings.http_port} with NO authentication.[/]\n"
         "[red]Anyone who can reach this address can read every corpus and query the database. "
-        "Bind to 127.0.0.1, or put an authenticating reverse proxy in front. Clients must send a Host "
+        "Make sure an authenticating reverse proxy sits in front. Clients must send a Host "
         "header you allow with --allowed-host.[/]",
         highlight=False,
     )
+
+
+# Registered last: the token commands use this module's helpers.
+from mcp_server.cli_tokens import token  # noqa: E402
+
+main.add_command(token)

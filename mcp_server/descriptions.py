@@ -102,21 +102,42 @@ SQL = "One SELECT statement (SQLite); no semicolon-separated batches."
 PARAMS = "Values for ? placeholders, in order (strings, numbers, booleans or null)."
 MAX_ROWS = "Most rows to return, 1 to {max_rows} (default {max_rows})."
 
-INSTRUCTIONS = (
-    "This server answers questions from local knowledge, with citations. Corpora: {corpora}. "
-    "There is also a SQL database ({database}) with business records.\n\n"
-    "- Answer general knowledge and arithmetic yourself; use the tools only for facts that live in the corpora "
-    "or the database.\n"
+_SEARCH_ROUTING = (
     "- hybrid_search is the default for what documents say; keyword_search for exact identifiers, error "
-    "strings and quoted phrases; vector_search for paraphrases; sql_query for counts, sums, prices and other "
-    "facts about records; get_document to read around a hit.\n"
-    "- Pick the corpus whose description fits (see the corpus parameter), or omit it to search all.\n"
-    "- Split multi-part questions into one search per part; when hits miss a fact you need, search again "
-    "with other words instead of guessing.\n"
-    "- Cite every factual sentence with the id of its evidence in square brackets, exactly as returned: "
-    "[corpus:doc_id#chunk] for text, [sql:database:hash] for query results. Cite only ids these tools "
-    "returned. If the evidence does not contain the answer, say so."
+    "strings and quoted phrases; vector_search for paraphrases; get_document to read around a hit.\n"
+    "- Pick the corpus whose description fits (see the corpus parameter), or omit it to search all."
 )
+_SQL_ROUTING = "- sql_query for counts, sums, prices and other facts about records."
+
+
+def instructions(corpora: list[str], database: str | None) -> str:
+    """The server's instructions for a client that may search ``corpora`` and, given a ``database``, query it.
+
+    What the client may not use is not mentioned, so the text never points at a missing tool.
+    """
+    places = (["corpora"] if corpora else []) + (["database"] if database is not None else [])
+    if not places:
+        return "This client may read no corpus and no database here; ask the server's operator for a grant."
+    sources = [f"Corpora: {', '.join(corpora)}."] if corpora else []
+    if database is not None:
+        sources.append(f"There is {'also ' if corpora else ''}a SQL database ({database}) with business records.")
+    ids = (["[corpus:doc_id#chunk] for text"] if corpora else []) + (
+        ["[sql:database:hash] for query results"] if database is not None else []
+    )
+    lines = [
+        "This server answers questions from local knowledge, with citations. " + " ".join(sources),
+        "",
+        "- Answer general knowledge and arithmetic yourself; use the tools only for facts that live in the "
+        f"{' or the '.join(places)}.",
+        *([_SEARCH_ROUTING] if corpora else []),
+        *([_SQL_ROUTING] if database is not None else []),
+        "- Split multi-part questions into one search per part; when hits miss a fact you need, search again "
+        "with other words instead of guessing.",
+        "- Cite every factual sentence with the id of its evidence in square brackets, exactly as returned: "
+        f"{', '.join(ids)}. Cite only ids these tools returned. If the evidence does not contain the answer, say so.",
+    ]
+    return "\n".join(lines)
+
 
 RESEARCH_PROMPT = (
     "Research this question using the retrieval tools, then answer it with citations.\n\n"

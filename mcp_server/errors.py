@@ -43,3 +43,11 @@ class IngestError(RetrievalError):
 
 class BackendUnavailableError(RetrievalError):
     """A store the index needs (the Chroma server) cannot be reached or lacks the index's data."""
+
+
+class TokensFileError(RetrievalError):
+    """The tokens file of a team server is missing or malformed, or a token command cannot be done."""
+
+
+class CallTimeoutError(RetrievalError):
+    """A tool call ran past the server's per-call time limit."""

@@ -2,8 +2,9 @@
 
 Each uvicorn worker process calls :func:`create_app`, which reads :class:`Settings` from
 the ``RAGMCP_*`` environment (the parent exports its own with :meth:`Settings.to_env`)
-and serves the current index generation, switching to a newly published one without
-downtime (:mod:`mcp_server.live`); ``/healthz`` reports the generation being served.
+and serves the current index generation (:mod:`mcp_server.generation_app`), switching to a
+newly published one without downtime (:mod:`mcp_server.live`); ``/healthz`` reports the
+generation being served.
 Stateless mode (the default) gives every request a fresh MCP transport, so any worker can
 answer any request and several workers or hosts can share one read-only index. (In
 stateful mode a switch ends the open sessions; clients get 404 and start new ones, as the
@@ -13,6 +14,16 @@ Every request, ``/healthz`` included, must carry an allowed ``Host`` header and,
 has one, an allowed ``Origin``: loopback names, the bound address, and the configured
 lists. This is the protection against DNS rebinding, on by default. Request bodies over
 ``settings.max_body_bytes`` are refused with 413.
+
+With a tokens file (``settings.tokens_file``) every ``/mcp`` request needs a bearer token
+(:mod:`mcp_server.auth`) and stays within its client's rate and concurrency limits
+(:mod:`mcp_server.limits`); each client sees and reads only what its grant allows
+(:mod:`mcp_server.routing`), and ``/healthz`` no longer names the corpora or the database.
+Without one, every request has full access: ``ragmcp serve`` binds such a server to
+loopback only, unless told ``--no-auth``. Either way, every call is written to the audit
+log (:mod:`mcp_server.audit`). Authentication and client limits sit in front of the index
+generations, and the audit log and the per-process call limits are shared by them all, so
+switching to a new generation resets no limit. Every limit is per worker process.
 """
 
 from __future__ import annotations
@@ -20,29 +31,32 @@ from __future__ import annotations
 import copy
 import ipaddress
 import os
+import socket
 from collections.abc import AsyncIterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
+from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any
 
 import uvicorn
 import uvicorn.config
-from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcp_server.audit import CallAudit
+from mcp_server.auth import BearerAuth
+from mcp_server.generation_app import MCP_PATH, GenerationApp, SharedParts, open_generation
 from mcp_server.index import IndexLayout
+from mcp_server.jsonl_log import JsonlLog
 from mcp_server.live import LiveIndex
-from mcp_server.server import build_server
+from mcp_server.server import CallRunner
 from mcp_server.settings import Settings
-from mcp_server.tools import RetrievalTools
+from mcp_server.tokens import TokenRegistry
 
-MCP_PATH = "/mcp"
 GRACEFUL_SHUTDOWN_S = 10
 """Seconds in-flight requests get to finish after SIGINT/SIGTERM."""
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
@@ -93,51 +107,17 @@ class HeaderCheck:
         await self.app(scope, receive, send)
 
 
-@dataclass(frozen=True)
-class GenerationApp:
-    """One index generation published over MCP: its tools, their server and its ASGI app."""
-
-    tools: RetrievalTools
-    server: MCPServer
-    app: ASGIApp
-    health: dict[str, object]
-
-    @property
-    def generation(self) -> str:
-        return self.tools.retriever.manifest.generation
-
-    def running(self) -> AbstractAsyncContextManager[None]:
-        return self.server.session_manager.run()
-
-    def close(self) -> None:
-        self.tools.close()
-
-
-def open_generation(settings: Settings, security: TransportSecuritySettings) -> GenerationApp:
-    """Open the current index generation and build the MCP app serving it."""
-    tools = RetrievalTools.open(settings)
-    try:
-        server = build_server(settings, tools)
-        mcp_app = server.streamable_http_app(
-            streamable_http_path=MCP_PATH,
-            stateless_http=settings.stateless_http,
-            json_response=settings.stateless_http,
-            max_request_body_size=settings.max_body_bytes,
-            transport_security=security,
-        )
-        return GenerationApp(tools, server, mcp_app, _health(tools))
-    except BaseException:
-        tools.close()
-        raise
-
-
 def build_http_app(settings: Settings) -> Starlette:
-    """The ASGI app serving the current index generation and following newly published ones."""
+    """The ASGI app serving the current index generation and following newly published ones.
+
+    Raises TokensFileError when the configured tokens file is missing or malformed.
+    """
     security = transport_security(settings)
-    live = LiveIndex(
-        partial(open_generation, settings, security),
-        IndexLayout(settings.index_dir).current_name,
-        settings.reload_interval_s,
+    registry = TokenRegistry(settings.tokens_file) if settings.tokens_file is not None else None
+    audit = JsonlLog(settings.audit_path, max_bytes=settings.audit_max_bytes, backups=settings.audit_backups)
+    shared = SharedParts(settings, security, CallRunner(settings), CallAudit(audit), tokens_required=registry is not None)
+    live: LiveIndex[GenerationApp] = LiveIndex(
+        partial(open_generation, shared), IndexLayout(settings.index_dir).current_name, settings.reload_interval_s
     )
 
     async def healthz(request: Request) -> Response:
@@ -145,29 +125,34 @@ def build_http_app(settings: Settings) -> Starlette:
         ok = served.tools.retriever.generation.is_dir()
         return JSONResponse({**served.health, "status": "ok" if ok else "missing"}, status_code=200 if ok else 503)
 
+    routes: list[BaseRoute] = [Route("/healthz", healthz)]
+    middleware: list[Middleware] = []
+    if registry is None:
+        routes.append(Route(MCP_PATH, endpoint=live))
+    else:  # authentication and client limits in front of the generations: a switch resets neither
+        auth = BearerAuth(registry, base_url(settings), MCP_PATH)
+        routes += [Route(MCP_PATH, endpoint=auth.protect(live)), *auth.routes]
+        middleware = auth.middleware
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with live.run():
-            yield
+        try:
+            async with live.run():
+                yield
+        finally:
+            audit.close()
 
-    app = Starlette(routes=[Route("/healthz", healthz), Mount("/", app=live)], lifespan=lifespan)
+    app = Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
     app.add_middleware(HeaderCheck, security=security)
     return app
 
 
-def _health(tools: RetrievalTools) -> dict[str, object]:
-    """What /healthz reports about the index generation being served."""
-    manifest = tools.retriever.manifest
-    return {
-        "generation": manifest.generation,
-        "created": manifest.created,
-        "embedding_model": manifest.embedding_model,
-        "documents": manifest.documents,
-        "chunks": manifest.chunks,
-        "vectors": manifest.vector_collection or "embedded",
-        "corpora": {c.name: {"documents": c.documents, "chunks": c.chunks} for c in tools.retriever.corpora()},
-        "database": tools.database.name,
-    }
+def base_url(settings: Settings) -> str:
+    """Where clients reach this server: ``settings.public_url``, else the bound address."""
+    if settings.public_url:
+        return settings.public_url.rstrip("/")
+    host = socket.gethostname() if settings.http_host in WILDCARD_HOSTS else settings.http_host
+    return f"http://{f'[{host}]' if ':' in host else host}:{settings.http_port}"
 
 
 def create_app() -> Starlette:

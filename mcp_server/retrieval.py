@@ -4,12 +4,16 @@ Plain Python over one opened index generation; the CLI and the MCP server are th
 surfaces over :class:`Retriever`. Every hit is joined to the document store for its
 citation record, so all retrievers return the same shape. A retriever holds a lease on its
 generation until closed, so ingestion running meanwhile does not delete it.
+
+A caller may be limited to a *scope*, the set of corpora it may read (a team server's
+token grant). Out of scope, a corpus behaves exactly as if it did not exist: it is not
+listed, searched or readable, and naming it gets the same answer as an unknown name.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -19,7 +23,7 @@ from mcp_server.fusion import reciprocal_rank_fusion
 from mcp_server.index import GenerationLease, IndexLayout, Manifest
 from mcp_server.models import ChunkSpan, Citation, CorpusInfo, DocumentView, Hit, SearchFilters, citation_id
 from mcp_server.settings import Settings
-from mcp_server.stores.docstore import DocumentStore, StoredChunk, StoredDocument
+from mcp_server.stores.docstore import DocumentStore, StoredChunk, StoredCorpus, StoredDocument
 from mcp_server.stores.keyword import WhooshIndex
 from mcp_server.stores.vector import open_generation_vectors
 
@@ -72,20 +76,32 @@ class Retriever:
 
     # -- corpora ---------------------------------------------------------------------------
 
-    def corpora(self) -> list[CorpusInfo]:
+    def corpora(self, scope: Collection[str] | None = None) -> list[CorpusInfo]:
+        """The corpora within ``scope`` (None: all) with their document and chunk counts."""
         counts = self._docstore.counts()
         return [
             CorpusInfo(
                 name=c.name, description=c.description, language=c.language,
                 documents=counts.get(c.name, (0, 0))[0], chunks=counts.get(c.name, (0, 0))[1],
             )
-            for c in self._corpora.values()
+            for c in self._readable(scope).values()
         ]
 
-    def _check_corpus(self, corpus: str | None) -> None:
-        if corpus is not None and corpus not in self._corpora:
-            available = ", ".join(sorted(self._corpora)) or "none (run: ragmcp ingest)"
+    def _readable(self, scope: Collection[str] | None) -> dict[str, StoredCorpus]:
+        """The corpora a caller limited to ``scope`` may read (None: every corpus)."""
+        if scope is None:
+            return self._corpora
+        return {name: c for name, c in self._corpora.items() if name in scope}
+
+    @staticmethod
+    def _check_corpus(corpus: str | None, readable: dict[str, StoredCorpus], scope: Collection[str] | None) -> None:
+        if corpus is None or corpus in readable:
+            return
+        if scope is None:
+            available = ", ".join(sorted(readable)) or "none (run: ragmcp ingest)"
             raise NotFoundError(f"unknown corpus {corpus!r}; available: {available}")
+        # Unknown or not granted: the same answer, so a client cannot probe for other teams' corpora.
+        raise NotFoundError(f"unknown corpus {corpus!r}; this client may read: {', '.join(sorted(readable)) or 'none'}")
 
     # -- search ----------------------------------------------------------------------------
 
@@ -97,17 +113,25 @@ class Retriever:
         corpus: str | None = None,
         top_k: int = 5,
         filters: SearchFilters | None = None,
+        scope: Collection[str] | None = None,
     ) -> list[Hit]:
-        """The ``top_k`` best chunks for ``query`` by the chosen retriever, each with its citation."""
+        """The ``top_k`` best chunks for ``query`` by the chosen retriever, each with its citation.
+
+        Searches ``corpus``, or with none every corpus within ``scope`` (None: all).
+        """
         query = self._check_query(query, top_k)
-        self._check_corpus(corpus)
-        doc_keys = None if filters is None or filters.is_empty() else self._docstore.matching_documents(corpus, filters)
+        readable = self._readable(scope)
+        self._check_corpus(corpus, readable, scope)
+        corpora = [corpus] if corpus is not None else None if scope is None else sorted(readable)
+        doc_keys = (
+            None if filters is None or filters.is_empty() else self._docstore.matching_documents(corpora, filters)
+        )
         if mode == "vector":
-            ranked = self._vector_ranking(query, top_k, corpus, doc_keys)
+            ranked = self._vector_ranking(query, top_k, corpora, doc_keys)
         elif mode == "keyword":
-            ranked = self._keyword_ranking(query, top_k, corpus, doc_keys, required=True)
+            ranked = self._keyword_ranking(query, top_k, corpora, doc_keys, required=True)
         elif mode == "hybrid":
-            ranked = self._hybrid_ranking(query, top_k, corpus, doc_keys)
+            ranked = self._hybrid_ranking(query, top_k, corpora, doc_keys)
         else:
             raise InvalidQueryError(f"unknown search mode {mode!r}; use hybrid, vector or keyword")
         return self._hits(ranked[:top_k], mode)
@@ -126,16 +150,16 @@ class Retriever:
         return query
 
     def _vector_ranking(
-        self, query: str, k: int, corpus: str | None, doc_keys: set[str] | None
+        self, query: str, k: int, corpora: list[str] | None, doc_keys: set[str] | None
     ) -> list[tuple[str, float]]:
         embedding = self._embedder.embed([query])[0]
-        return self._vectors.query(embedding, k, corpus=corpus, doc_keys=doc_keys)
+        return self._vectors.query(embedding, k, corpora=corpora, doc_keys=doc_keys)
 
     def _keyword_ranking(
-        self, query: str, k: int, corpus: str | None, doc_keys: set[str] | None, *, required: bool
+        self, query: str, k: int, corpora: list[str] | None, doc_keys: set[str] | None, *, required: bool
     ) -> list[tuple[str, float]]:
         try:
-            return self._keywords.search(query, k, corpus=corpus, doc_keys=doc_keys)
+            return self._keywords.search(query, k, corpora=corpora, doc_keys=doc_keys)
         except ValueError as e:
             if required:
                 raise InvalidQueryError(
@@ -145,11 +169,11 @@ class Retriever:
             return []
 
     def _hybrid_ranking(
-        self, query: str, k: int, corpus: str | None, doc_keys: set[str] | None
+        self, query: str, k: int, corpora: list[str] | None, doc_keys: set[str] | None
     ) -> list[tuple[str, float]]:
         depth = max(k, self.settings.candidate_depth)
-        vector = self._vector_ranking(query, depth, corpus, doc_keys)
-        keyword = self._keyword_ranking(query, depth, corpus, doc_keys, required=False)
+        vector = self._vector_ranking(query, depth, corpora, doc_keys)
+        keyword = self._keyword_ranking(query, depth, corpora, doc_keys, required=False)
         return reciprocal_rank_fusion(
             [[i for i, _ in vector], [i for i, _ in keyword]],
             [self.settings.rrf_vector_weight, self.settings.rrf_keyword_weight],
@@ -177,18 +201,25 @@ class Retriever:
     # -- documents -------------------------------------------------------------------------
 
     def get_document(
-        self, ref: str, *, corpus: str | None = None, chunk: int | None = None, window: int = 0
+        self,
+        ref: str,
+        *,
+        corpus: str | None = None,
+        chunk: int | None = None,
+        window: int = 0,
+        scope: Collection[str] | None = None,
     ) -> DocumentView:
-        """A document by ``doc_id``, ``corpus:doc_id`` or citation id.
+        """A document by ``doc_id``, ``corpus:doc_id`` or citation id, from the corpora within ``scope``.
 
         With a chunk (given, or taken from a citation id) only that chunk and ``window``
         chunks on each side are returned; otherwise the whole text.
         """
-        self._check_corpus(corpus)
-        ref_corpus, doc_id, ref_chunk = self._resolve_reference(ref.strip(), corpus)
+        readable = self._readable(scope)
+        self._check_corpus(corpus, readable, scope)
+        ref_corpus, doc_id, ref_chunk = self._resolve_reference(ref.strip(), corpus, readable)
         document = self._docstore.document(ref_corpus, doc_id)
         if document is None:
-            raise NotFoundError(self._unknown_document_message(ref, ref_corpus, doc_id))
+            raise NotFoundError(self._unknown_document_message(ref, [ref_corpus], doc_id))
         spans = self._docstore.chunks(ref_corpus, doc_id)
         chunk = chunk if chunk is not None else ref_chunk
         if window < 0:
@@ -216,11 +247,13 @@ class Retriever:
             citation=_citation(document, selected[0]) if selected else _whole_document_citation(document),
         )
 
-    def _resolve_reference(self, ref: str, corpus: str | None) -> tuple[str, str, int | None]:
+    def _resolve_reference(
+        self, ref: str, corpus: str | None, readable: dict[str, StoredCorpus]
+    ) -> tuple[str, str, int | None]:
         if not ref:
             raise InvalidQueryError("the document id is empty; pass a doc_id or a citation id from a search hit")
         match = CITATION_ID.match(ref)
-        if match and match["corpus"] in self._corpora:
+        if match and match["corpus"] in readable:
             if corpus is not None and match["corpus"] != corpus:
                 raise InvalidQueryError(f"{ref!r} belongs to corpus {match['corpus']!r}, not {corpus!r}")
             chunk = int(match["chunk"]) if match["chunk"] is not None else None
@@ -229,18 +262,18 @@ class Retriever:
         chunk = int(chunk_text) if chunk_text.isdigit() else None
         if corpus is not None:
             return corpus, doc_id, chunk
-        owners = [c for c in self._corpora if self._docstore.document(c, doc_id) is not None]
+        owners = [c for c in readable if self._docstore.document(c, doc_id) is not None]
         if len(owners) == 1:
             return owners[0], doc_id, chunk
         if len(owners) > 1:
             raise InvalidQueryError(
                 f"document id {doc_id!r} exists in corpora {', '.join(owners)}; pass corpus or use '<corpus>:{doc_id}'"
             )
-        raise NotFoundError(self._unknown_document_message(ref, None, doc_id))
+        raise NotFoundError(self._unknown_document_message(ref, sorted(readable), doc_id))
 
-    def _unknown_document_message(self, ref: str, corpus: str | None, doc_id: str) -> str:
+    def _unknown_document_message(self, ref: str, corpora: list[str], doc_id: str) -> str:
         prefix = doc_id.rsplit("/", 1)[0] + "/" if "/" in doc_id else doc_id[:3]
-        similar = self._docstore.doc_ids_with_prefix(corpus, prefix)
+        similar = self._docstore.doc_ids_with_prefix(corpora, prefix)
         hint = f" Similar ids: {', '.join(f'{c}:{d}' for c, d in similar)}." if similar else ""
         return f"no document {ref!r}. Use ids from search hits (citation.doc_id or citation.id).{hint}"
 

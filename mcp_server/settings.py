@@ -13,7 +13,9 @@ Where things live:
   on a Chroma server (``chroma run``) instead of inside the index directory.
 
 The ``http_*`` fields and the ``allowed_*`` lists configure ``ragmcp serve --transport http``;
-its worker processes receive the parent's settings through :meth:`Settings.to_env`.
+its worker processes receive the parent's settings through :meth:`Settings.to_env`. With a
+``tokens_file`` (``RAGMCP_TOKENS_FILE``) the HTTP server requires bearer tokens, and every
+call it serves goes to the audit log (``audit_log``, default ``<data_dir>/audit.jsonl``).
 """
 
 from __future__ import annotations
@@ -77,6 +79,9 @@ class Settings(BaseSettings):
     max_concurrent_calls: int = Field(
         default=4, ge=1, le=256, description="MCP tool calls running at once per process; more wait their turn."
     )
+    call_timeout_s: float = Field(
+        default=30.0, gt=0, le=3600, description="Longest an MCP tool call may take, waiting for its turn included."
+    )
 
     http_host: str = "127.0.0.1"
     http_port: int = Field(default=8000, ge=0, le=65_535)
@@ -91,6 +96,20 @@ class Settings(BaseSettings):
     reload_interval_s: float = Field(
         default=1.0, gt=0, le=3600, description="How often an HTTP worker checks for a newly published index."
     )
+
+    tokens_file: Path | None = Field(
+        default=None, description="Clients, token hashes and grants (ragmcp token add); set, HTTP requires tokens."
+    )
+    public_url: str | None = Field(
+        default=None,
+        description="The URL clients reach the HTTP server at (behind a proxy, the proxy's); names the protected "
+        "resource in auth responses. Default: http://<host>:<port>.",
+    )
+    audit_log: Path | None = Field(
+        default=None, description="The HTTP audit log (JSONL); default <data_dir>/audit.jsonl."
+    )
+    audit_max_bytes: int = Field(default=10_485_760, ge=10_000, description="Size at which the audit log rotates.")
+    audit_backups: int = Field(default=5, ge=1, description="Rotated audit logs kept (audit.jsonl.1, .2, ...).")
 
     @field_validator("corpora", mode="before")
     @classmethod
@@ -120,7 +139,7 @@ class Settings(BaseSettings):
             raise ValueError(f"chroma_url must look like http://HOST:PORT (the Chroma server's address), got {value!r}")
         return value.rstrip("/")
 
-    @field_validator("data_dir", "database", mode="after")
+    @field_validator("data_dir", "database", "tokens_file", "audit_log", mode="after")
     @classmethod
     def _expand(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None
@@ -150,3 +169,7 @@ class Settings(BaseSettings):
     @property
     def embedding_cache_path(self) -> Path:
         return self.data_dir / "embedding-cache.sqlite"
+
+    @property
+    def audit_path(self) -> Path:
+        return self.audit_log or self.data_dir / "audit.jsonl"

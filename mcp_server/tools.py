@@ -13,6 +13,8 @@ document and the cells of one SQL result at most ``settings.max_result_chars``.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from pydantic import BaseModel, Field
 
 from mcp_server.demo_database import open_database
@@ -65,16 +67,26 @@ class RetrievalTools:
         self.retriever.close()
 
     def search(
-        self, query: str, *, mode: RetrieverName, corpus: str | None, top_k: int, filters: SearchFilters | None
+        self,
+        query: str,
+        *,
+        mode: RetrieverName,
+        corpus: str | None,
+        top_k: int,
+        filters: SearchFilters | None,
+        scope: Collection[str] | None = None,
     ) -> SearchResult:
-        hits = self.retriever.search(query, mode=mode, corpus=corpus, top_k=top_k, filters=filters)
+        """Search ``corpus``, or every corpus within ``scope`` (the caller's grant; None: all)."""
+        hits = self.retriever.search(query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
         kept = _within_budget([_clipped(hit) for hit in hits], self.settings.max_result_chars)
         return SearchResult(
             query=query.strip(), corpus=corpus, retriever=mode, hits=kept, omitted=len(hits) - len(kept)
         )
 
-    def get_document(self, ref: str, *, corpus: str | None, chunk: int | None, window: int) -> DocumentResult:
-        view = self.retriever.get_document(ref, corpus=corpus, chunk=chunk, window=window)
+    def get_document(
+        self, ref: str, *, corpus: str | None, chunk: int | None, window: int, scope: Collection[str] | None = None
+    ) -> DocumentResult:
+        view = self.retriever.get_document(ref, corpus=corpus, chunk=chunk, window=window, scope=scope)
         return _bounded_document(view, self.settings.max_result_chars)
 
     def sql_query(self, sql: str, params: Params, max_rows: int | None) -> SqlResult:

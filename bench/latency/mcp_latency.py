@@ -73,7 +73,7 @@ async def our_tools(client: Client, queries: list[str], doc_ids: list[str]) -> d
     results["get_document"] = percentiles(
         await timed(lambda: client.call_tool("get_document", {"doc_id": next(docs), "window": 1}), len(queries))
     )
-    sql = iter([f"SELECT name, monthly_price FROM products WHERE monthly_price > {i % 50} ORDER BY monthly_price"
+    sql = iter([f"SELECT name, price_cny FROM products WHERE price_cny > {i % 50 * 100} ORDER BY price_cny"
                 for i in range(len(queries))])
     results["sql_query"] = percentiles(await timed(lambda: client.call_tool("sql_query", {"sql": next(sql)}), len(queries)))
     return results

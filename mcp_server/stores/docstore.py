@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -205,22 +205,22 @@ class DocumentStore:
             )
             return [StoredChunk(*row) for row in rows]
 
-    def doc_ids_with_prefix(self, corpus: str | None, prefix: str) -> list[tuple[str, str]]:
-        """(corpus, doc_id) pairs whose doc_id starts with ``prefix`` — for 'did you mean' hints."""
+    def doc_ids_with_prefix(self, corpora: Sequence[str], prefix: str) -> list[tuple[str, str]]:
+        """(corpus, doc_id) pairs in ``corpora`` whose doc_id starts with ``prefix`` — for 'did you mean' hints."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT corpus, doc_id FROM documents WHERE (? IS NULL OR corpus = ?)"
+                f"SELECT corpus, doc_id FROM documents WHERE corpus IN ({_placeholders(corpora)})"
                 " AND substr(doc_id, 1, length(?)) = ? ORDER BY corpus, doc_id LIMIT 10",
-                (corpus, corpus, prefix, prefix),
+                (*corpora, prefix, prefix),
             )
             return [(c, d) for c, d in rows]
 
-    def matching_documents(self, corpus: str | None, filters: SearchFilters) -> set[str]:
-        """Document keys (``corpus:doc_id``) whose metadata satisfy every filter."""
+    def matching_documents(self, corpora: Sequence[str] | None, filters: SearchFilters) -> set[str]:
+        """Document keys (``corpus:doc_id``) in ``corpora`` (None: all) whose metadata satisfy every filter."""
         clauses, params = ["1 = 1"], []  # type: list[str], list[object]
-        if corpus is not None:
-            clauses.append("d.corpus = ?")
-            params.append(corpus)
+        if corpora is not None:
+            clauses.append(f"d.corpus IN ({_placeholders(corpora)})")
+            params.extend(corpora)
         if filters.category is not None:
             clauses.append("d.category = ?")
             params.append(filters.category)
@@ -239,3 +239,8 @@ class DocumentStore:
         sql = "SELECT d.corpus || ':' || d.doc_id FROM documents d WHERE " + " AND ".join(clauses)
         with self._lock:
             return {row[0] for row in self._db.execute(sql, params)}
+
+
+def _placeholders(values: Sequence[object]) -> str:
+    """``?, ?, ?`` for an SQL ``IN (...)`` list of ``values`` (``NULL`` for none, which matches nothing)."""
+    return ", ".join("?" * len(values)) or "NULL"

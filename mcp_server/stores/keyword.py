@@ -65,15 +65,18 @@ class WhooshIndex:
         writer.commit()
 
     def search(
-        self, text: str, k: int, *, corpus: str | None = None, doc_keys: set[str] | None = None
+        self, text: str, k: int, *, corpora: Sequence[str] | None = None, doc_keys: set[str] | None = None
     ) -> list[tuple[str, float]]:
-        """(citation id, BM25 score) of the ``k`` best chunks; raises ValueError for a query with no terms."""
-        if doc_keys is not None and not doc_keys:
-            return []
+        """(citation id, BM25 score) of the ``k`` best chunks in ``corpora`` (None: all).
+
+        Raises ValueError for a query with no terms.
+        """
         parsed = build_keyword_query(CONTENT, text, self._index.schema[CONTENT].analyzer)
+        if (doc_keys is not None and not doc_keys) or (corpora is not None and not corpora):
+            return []
         restrictions: list[query.Query] = []
-        if corpus is not None:
-            restrictions.append(query.Term("corpus", corpus))
+        if corpora is not None:
+            restrictions.append(query.Or([query.Term("corpus", name) for name in corpora]))
         if doc_keys is not None:
             restrictions.append(query.Or([query.Term("doc_key", key) for key in sorted(doc_keys)]))
         restriction = query.And(restrictions) if restrictions else None

@@ -139,15 +139,15 @@ class ChromaStore:
         embedding: npt.NDArray[np.float32],
         k: int,
         *,
-        corpus: str | None = None,
+        corpora: Sequence[str] | None = None,
         doc_keys: set[str] | None = None,
     ) -> list[tuple[str, float]]:
-        """(citation id, cosine similarity) of the ``k`` nearest chunks, best first."""
-        if doc_keys is not None and not doc_keys:
+        """(citation id, cosine similarity) of the ``k`` nearest chunks in ``corpora`` (None: all), best first."""
+        if (doc_keys is not None and not doc_keys) or (corpora is not None and not corpora):
             return []
         conditions: list[dict[str, Any]] = []
-        if corpus is not None:
-            conditions.append({"corpus": corpus})
+        if corpora is not None:
+            conditions.append({"corpus": corpora[0]} if len(corpora) == 1 else {"corpus": {"$in": list(corpora)}})
         if doc_keys is not None:
             conditions.append({"doc_key": {"$in": sorted(doc_keys)}})
         where: dict[str, Any] | None = None

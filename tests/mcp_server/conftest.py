@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 
 from mcp_server.demo_database import materialize_database
+from mcp_server.ingest import ingest
 from mcp_server.settings import Settings
-from tests.helpers import DEMO_DATABASE_SOURCES
+from tests.helpers import DEMO_DATABASE_SOURCES, write_doc
 from tests.mcp_server.test_sql import CAP, TIMEOUT_S
+
 
 @pytest.fixture
 def anyio_backend() -> str:
@@ -30,3 +32,21 @@ def server_settings(acme_index: Settings, company_db: Path) -> Settings:
         data_dir=acme_index.data_dir, corpora=acme_index.corpora, database=company_db,
         sql_max_rows=CAP, sql_timeout_s=TIMEOUT_S,
     )  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def teams_settings(tmp_path_factory: pytest.TempPathFactory, company_db: Path) -> Settings:
+    """Two teams' corpora, teama and teamb, ingested once per session, and the demo database (read-only use)."""
+    root = tmp_path_factory.mktemp("teams")
+    teama, teamb = root / "teama", root / "teamb"
+    for folder, description in ((teama, "Team A's onboarding handbook."), (teamb, "Team B's launch plans.")):
+        folder.mkdir()
+        toml = f'name = "{folder.name}"\ndescription = "{description}"\n'
+        (folder / "corpus.toml").write_text(toml, encoding="utf-8")
+    write_doc(teama, "badges.md", "Badges", "# Badges\n\nThe wombat badge opens the north door of the office.")
+    write_doc(teama, "lunch.md", "Lunch", "# Lunch\n\nLunch is served at noon in the canteen on the third floor.")
+    write_doc(teamb, "launch.md", "Launch", "# Launch\n\nProject quokka launches in March with a budget of 42 million.")
+    write_doc(teamb, "hiring.md", "Hiring", "# Hiring\n\nThe quokka team hires four engineers before the launch.")
+    settings = Settings(data_dir=root / "data", corpora=[teama, teamb], database=company_db)
+    ingest(settings)
+    return settings

@@ -22,6 +22,7 @@ from mcp_server import http_app
 from mcp_server.cli import main
 from mcp_server.http_app import GRACEFUL_SHUTDOWN_S, transport_security
 from mcp_server.settings import Settings
+from mcp_server.tokens import ClientLimits, Grant, add_client
 from tests.helpers import subprocess_env
 from tests.mcp_server.mcp_contract import CALLS, exercise_every_tool, text_of
 
@@ -168,8 +169,15 @@ def served(monkeypatch: pytest.MonkeyPatch, server_settings: Settings) -> list[t
     return runs
 
 
-def test_binding_beyond_loopback_warns_loudly(served: list[tuple[Settings, int]]) -> None:
-    arguments = ["serve", "--transport", "http", "--host", "0.0.0.0", "--allowed-host", "rag.example:*"]
+def test_binding_beyond_loopback_without_tokens_is_refused(served: list[tuple[Settings, int]]) -> None:
+    result = CliRunner().invoke(main, ["serve", "--transport", "http", "--host", "0.0.0.0"])
+    assert result.exit_code == 1 and "refusing to serve on 0.0.0.0 without authentication" in result.stderr
+    assert "--tokens-file" in result.stderr and "--no-auth" in result.stderr
+    assert served == []
+
+
+def test_no_auth_beyond_loopback_warns_loudly(served: list[tuple[Settings, int]]) -> None:
+    arguments = ["serve", "--transport", "http", "--host", "0.0.0.0", "--allowed-host", "rag.example:*", "--no-auth"]
     result = CliRunner().invoke(main, arguments)
     assert result.exit_code == 0, result.output
     assert "WARNING" in result.stderr and "NO authentication" in result.stderr
@@ -177,6 +185,37 @@ def test_binding_beyond_loopback_warns_loudly(served: list[tuple[Settings, int]]
     assert (settings.http_host, settings.allowed_hosts, settings.stateless_http, workers) == (
         "0.0.0.0", ["rag.example:*"], True, 1,
     )  # fmt: skip
+
+
+def test_a_tokens_file_turns_authentication_on(served: list[tuple[Settings, int]], tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.json"
+    add_client(tokens, "team-a", Grant(corpora=("acme",), sql=False), ClientLimits())
+    arguments = ["serve", "--transport", "http", "--host", "0.0.0.0", "--tokens-file", str(tokens),
+                 "--public-url", "https://rag.example", "--audit-log", str(tmp_path / "audit.jsonl")]  # fmt: skip
+    result = CliRunner().invoke(main, arguments)
+    assert result.exit_code == 0, result.output
+    assert "WARNING" not in result.stderr and f"bearer tokens of 1 clients in {tokens}" in result.stderr
+    ((settings, _),) = served
+    assert (settings.tokens_file, settings.public_url, settings.audit_path) == (
+        tokens, "https://rag.example", tmp_path / "audit.jsonl",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--tokens-file", "{tmp}/missing.json"], "does not exist; create it with: ragmcp token add"),
+        (["--tokens-file", "{tmp}/tokens.json", "--no-auth"], "--no-auth contradicts the tokens file"),
+    ],
+)
+def test_bad_auth_options_are_refused_before_serving(
+    served: list[tuple[Settings, int]], tmp_path: Path, extra: list[str], message: str
+) -> None:
+    add_client(tmp_path / "tokens.json", "team-a", Grant(), ClientLimits())
+    arguments = ["serve", "--transport", "http", *(item.format(tmp=tmp_path) for item in extra)]
+    result = CliRunner().invoke(main, arguments)
+    assert result.exit_code == 1 and message in result.stderr
+    assert served == []
 
 
 def test_loopback_serving_does_not_warn(served: list[tuple[Settings, int]]) -> None:

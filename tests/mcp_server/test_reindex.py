@@ -1,7 +1,10 @@
-"""Zero-downtime reindex: ``ragmcp ingest`` runs while 16 clients query a 2-worker HTTP server."""
+"""Zero-downtime reindex: ``ragmcp ingest`` runs while 16 clients query a 2-worker HTTP server,
+and a team server keeps its tokens, grants, limits and audit log across the switch."""
 
 from __future__ import annotations
 
+import json
+import signal
 import subprocess
 import sys
 import time
@@ -18,6 +21,8 @@ from mcp_server.ingest import ingest
 from mcp_server.settings import Settings
 from tests.helpers import subprocess_env, write_doc
 from tests.mcp_server.mcp_contract import text_of
+from mcp_server.tokens import ClientLimits, Grant, add_client
+from tests.mcp_server.test_auth import TeamServer, connect, post_tools_list
 from tests.mcp_server.test_http import HttpServer
 
 CLIENTS = 16
@@ -109,3 +114,60 @@ async def test_reingest_under_load_fails_no_request_and_switches_content(
     assert {fuel for answers in seen for fuel in answers} <= set(FUELS)
     assert not first.exists()  # released by the workers once drained, then removed by the last ingest
     assert "now serving index " + published[-1] in server.log.read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_after_a_reingest_a_team_token_still_reads_only_its_corpora_within_its_limits(
+    tmp_path: Path, company_db: Path
+) -> None:
+    teama, teamb = tmp_path / "teama", tmp_path / "teamb"
+    for folder in (teama, teamb):
+        folder.mkdir()
+        (folder / "corpus.toml").write_text(f'name = "{folder.name}"\ndescription = "{folder.name} notes."\n')
+
+    def write_version(fuel: str) -> None:
+        write_doc(teama, "alpha.md", "Alpha", f"# Alpha\n\nThe alpha reactor runs on {fuel} fuel.")
+        write_doc(teamb, "quokka.md", "Quokka", f"# Quokka\n\nSecret project quokka also runs on {fuel} fuel.")
+
+    write_version(FUELS[0])
+    tokens_file, audit_log = tmp_path / "tokens.json", tmp_path / "audit.jsonl"
+    settings = Settings(
+        data_dir=tmp_path / "data", corpora=[teama, teamb], database=company_db, reload_interval_s=0.2,
+        tokens_file=tokens_file, audit_log=audit_log,
+    )  # fmt: skip
+    ingest(settings)
+    tokens = {
+        "team-a": add_client(tokens_file, "team-a", Grant(corpora=("teama",), sql=False), ClientLimits()),
+        "limited": add_client(
+            tokens_file, "limited", Grant(corpora=("teama",), sql=False), ClientLimits(rate_per_minute=1, burst=2)
+        ),
+    }
+    server = TeamServer(HttpServer(settings, tmp_path / "stderr.log"), tokens, tokens_file, audit_log)
+    try:
+        assert [post_tools_list(server, tokens["limited"]).status_code for _ in range(2)] == [200, 200]
+        write_version(FUELS[1])
+        published = run_ingest(settings)
+        with anyio.fail_after(30):
+            while served_generations(server.http, probes=1) != {published}:
+                await anyio.sleep(0.2)
+        health = httpx.get(f"{server.http.url}/healthz").json()
+        assert health["documents"] == 2 and "corpora" not in health and "teamb" not in json.dumps(health)
+
+        assert post_tools_list(server, tokens["limited"]).status_code == 429  # its rate outlives the switch
+        async with connect(server, "team-a") as client:
+            (tool,) = [t for t in (await client.list_tools()).tools if t.name == "keyword_search"]
+            assert {"type": "string", "enum": ["teama"]} in tool.input_schema["properties"]["corpus"]["anyOf"]
+            found = await client.call_tool("keyword_search", {"query": "fuel", "top_k": 10})
+            assert found.structured_content is not None
+            assert {hit["citation"]["corpus"] for hit in found.structured_content["hits"]} == {"teama"}
+            assert FUELS[1] in text_of(found) and FUELS[0] not in text_of(found) and "quokka" not in text_of(found)
+            refused = await client.call_tool("keyword_search", {"query": "fuel", "corpus": "teamb"})
+            assert refused.is_error and "unknown corpus 'teamb'; this client may read: teama" in text_of(refused)
+    finally:
+        assert server.http.stop() in (0, -signal.SIGTERM), server.http.log.read_text()
+
+    audited = [json.loads(line) for line in audit_log.read_text(encoding="utf-8").splitlines()]
+    assert [(line["client"], line["tool"], line["outcome"]) for line in audited] == [
+        ("team-a", "keyword_search", "ok"), ("team-a", "keyword_search", "error"),
+    ]
