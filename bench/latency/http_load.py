@@ -1,10 +1,10 @@
-"""HTTP load on the SciFact index: throughput and latency at 32 concurrent clients, 1 vs 2 workers.
+"""HTTP load on the SciFact index: throughput and latency at 1, 8, 32 and 64 concurrent clients, 1 vs 2 workers.
 
     python bench/ingest/scifact.py        # builds the index this reuses (bench/.cache/scifact)
-    python bench/latency/http_load.py     # ~2 min; writes bench/latency/results-http-load.json
+    python bench/latency/http_load.py     # ~8 min; writes bench/latency/results-http-load.json
 
 For each configuration a fresh ``ragmcp serve --transport http --workers N`` (stateless,
-127.0.0.1) is started; ``--clients`` concurrent clients then send MCP ``tools/call``
+127.0.0.1) is started; each ``--clients`` count of concurrent clients then sends MCP ``tools/call``
 requests back to back, cycling through the five tools (queries are the SciFact test
 claims), first for ``--warmup`` seconds (not measured; every worker warms up) and then for
 ``--seconds`` (the clients: http_clients.py). No tokens; the audit log goes to a temporary
@@ -32,25 +32,27 @@ from http_clients import Call, run_load, scifact_calls  # noqa: E402
 from mcp_latency import free_port, start_http  # noqa: E402
 
 
-def measure(env: dict[str, str], workers: int, calls: list[Call], args: argparse.Namespace) -> dict[str, Any]:
+def measure(
+    env: dict[str, str], workers: int, clients: int, calls: list[Call], args: argparse.Namespace
+) -> dict[str, Any]:
     port = free_port()
     server = start_http(env, port, workers)
     try:
         report = anyio.run(
-            lambda: run_load(f"http://127.0.0.1:{port}/mcp", calls, clients=args.clients, warmup_s=args.warmup,
+            lambda: run_load(f"http://127.0.0.1:{port}/mcp", calls, clients=clients, warmup_s=args.warmup,
                              seconds=args.seconds)  # fmt: skip
         )
     finally:
         server.terminate()
         server.wait()
-    return {"workers": workers, "clients": args.clients, **report}
+    return {"workers": workers, "clients": clients, **report}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=BENCH_DATA / "scifact")
     parser.add_argument("--index", type=Path, default=CACHE / "scifact")
-    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32, 64])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--warmup", type=float, default=10)
     parser.add_argument("--seconds", type=float, default=45)
@@ -65,16 +67,18 @@ def main() -> None:
                "RAGMCP_AUDIT_LOG": str(Path(scratch) / "audit.jsonl")}  # fmt: skip
         env.pop("RAGMCP_TOKENS_FILE", None)
         for workers in args.workers:
-            log(f"{args.clients} clients, {workers} worker(s): {args.warmup:.0f} s warm-up, {args.seconds:.0f} s measured")
-            runs.append(measure(env, workers, calls, args))
+            for clients in args.clients:
+                log(f"{clients} clients, {workers} worker(s): {args.warmup:.0f} s warm-up, {args.seconds:.0f} s measured")
+                runs.append(measure(env, workers, clients, calls, args))
     report = {"cpus": os.cpu_count(), "load_average": {"before": load_before, "after": os.getloadavg()}, "runs": runs}
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
-    print(f"| workers | requests/s | p50 / p95 / p99 (ms) | errors |  ({args.clients} clients, {os.cpu_count()} CPUs)")
-    print("|---|---|---|---|")
+    print(f"| workers | clients | requests/s | p50 / p95 / p99 (ms) | errors |  ({os.cpu_count()} CPUs)")
+    print("|---|---|---|---|---|")
     for run in runs:
         lat = run["latency"]
-        print(f"| {run['workers']} | {run['throughput_rps']} | {lat['p50_ms']} / {lat['p95_ms']} / {lat['p99_ms']} | {run['errors']} |")
+        print(f"| {run['workers']} | {run['clients']} | {run['throughput_rps']} | "
+              f"{lat['p50_ms']} / {lat['p95_ms']} / {lat['p99_ms']} | {run['errors']} of {run['requests']} |")
 
 
 if __name__ == "__main__":
