@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,7 +11,19 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parent.parent
-BENCH_DATA = REPO.parent / "shared" / "bench-data"
+
+
+def _bench_data() -> Path:
+    """``$BENCH_DATA``, else the nearest ``shared/bench-data`` beside the checkout or one of its parents."""
+    if "BENCH_DATA" in os.environ:
+        return Path(os.environ["BENCH_DATA"])
+    for parent in REPO.parents:
+        if (parent / "shared" / "bench-data").is_dir():
+            return parent / "shared" / "bench-data"
+    return REPO.parent / "shared" / "bench-data"
+
+
+BENCH_DATA = _bench_data()
 CACHE = REPO / "bench" / ".cache"
 
 
@@ -32,11 +45,14 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     return qrels
 
 
-def write_beir_corpus_folder(corpus_jsonl: Path, folder: Path, name: str, description: str) -> int:
+def write_beir_corpus_folder(
+    corpus_jsonl: Path, folder: Path, name: str, description: str, language: str | None = None
+) -> int:
     """One Markdown file per BEIR document (doc_id = BEIR _id, title in front matter); returns the count."""
     folder.mkdir(parents=True, exist_ok=True)
+    language_line = f'language = "{language}"\n' if language else ""
     (folder / "corpus.toml").write_text(
-        f'name = "{name}"\ndescription = """{description}"""\n', encoding="utf-8"
+        f'name = "{name}"\ndescription = """{description}"""\n{language_line}', encoding="utf-8"
     )
     count = 0
     for doc in read_jsonl(corpus_jsonl):

@@ -19,7 +19,7 @@ from typing import Literal
 
 from mcp_server.embedding import Embedder, load_embedder
 from mcp_server.errors import InvalidQueryError, NotFoundError
-from mcp_server.fusion import reciprocal_rank_fusion
+from mcp_server.fusion import convex_fusion, keyword_weight_for, reciprocal_rank_fusion
 from mcp_server.index import GenerationLease, IndexLayout, Manifest
 from mcp_server.models import ChunkSpan, Citation, CorpusInfo, DocumentView, Hit, SearchFilters, citation_id
 from mcp_server.settings import Settings
@@ -50,7 +50,9 @@ class Retriever:
         except BaseException:
             self._docstore.close()
             raise
-        self._keywords = WhooshIndex(generation / "whoosh", bm25_b=settings.bm25_b, bm25_k1=settings.bm25_k1)
+        self._keywords = WhooshIndex(
+            generation / "whoosh", bm25_b=settings.bm25_b, bm25_k1=settings.bm25_k1, idf=settings.bm25_idf
+        )
         self._corpora = {c.name: c for c in self._docstore.corpora()}
         self._lease = lease
 
@@ -156,10 +158,17 @@ class Retriever:
         return self._vectors.query(embedding, k, corpora=corpora, doc_keys=doc_keys)
 
     def _keyword_ranking(
-        self, query: str, k: int, corpora: list[str] | None, doc_keys: set[str] | None, *, required: bool
+        self,
+        query: str,
+        k: int,
+        corpora: list[str] | None,
+        doc_keys: set[str] | None,
+        *,
+        required: bool,
+        normalize: bool = False,
     ) -> list[tuple[str, float]]:
         try:
-            return self._keywords.search(query, k, corpora=corpora, doc_keys=doc_keys)
+            return self._keywords.search(query, k, corpora=corpora, doc_keys=doc_keys, normalize=normalize)
         except ValueError as e:
             if required:
                 raise InvalidQueryError(
@@ -171,14 +180,26 @@ class Retriever:
     def _hybrid_ranking(
         self, query: str, k: int, corpora: list[str] | None, doc_keys: set[str] | None
     ) -> list[tuple[str, float]]:
-        depth = max(k, self.settings.candidate_depth)
-        vector = self._vector_ranking(query, depth, corpora, doc_keys)
-        keyword = self._keyword_ranking(query, depth, corpora, doc_keys, required=False)
+        """Fuse both retrievers' top ``max(k, candidate_depth)`` (see mcp_server.fusion)."""
+        settings = self.settings
+        vector, keyword = self.fusion_candidates(query, max(k, settings.candidate_depth), corpora, doc_keys)
+        if settings.hybrid_fusion == "convex":
+            weight = keyword_weight_for(query, settings.convex_keyword_weight, settings.convex_keyword_weight_cjk)
+            return convex_fusion(vector, keyword, weight)
         return reciprocal_rank_fusion(
             [[i for i, _ in vector], [i for i, _ in keyword]],
-            [self.settings.rrf_vector_weight, self.settings.rrf_keyword_weight],
-            self.settings.rrf_k,
+            [settings.rrf_vector_weight, settings.rrf_keyword_weight],
+            settings.rrf_k,
         )
+
+    def fusion_candidates(
+        self, query: str, depth: int, corpora: list[str] | None = None, doc_keys: set[str] | None = None
+    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        """What hybrid search fuses: the ``depth`` best chunks by vector (citation id, cosine similarity)
+        and by keyword (citation id, BM25 / the query's IDF mass); the keyword list is empty for a
+        query with no searchable words."""
+        vector = self._vector_ranking(query, depth, corpora, doc_keys)
+        return vector, self._keyword_ranking(query, depth, corpora, doc_keys, required=False, normalize=True)
 
     def _hits(self, ranked: Sequence[tuple[str, float]], retriever: SearchMode) -> list[Hit]:
         """Join ranked citation ids to the document store, loading each document and chunk map once."""

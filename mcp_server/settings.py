@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import platformdirs
@@ -30,6 +30,7 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from mcp_server.embedding import DEFAULT_MODEL
+from mcp_server.stores.keyword import IdfFormula
 
 APP_NAME = "agentic-rag-mcp"
 
@@ -61,14 +62,29 @@ class Settings(BaseSettings):
 
     max_top_k: int = Field(default=50, ge=1, le=1000)
     max_query_chars: int = Field(default=2000, ge=16)
-    # Fusion and BM25 parameters: chosen by nDCG@10 on the SciFact train queries
-    # (bench/retrieval/tune_scifact.py, results in bench/retrieval/tuning-scifact.json).
-    candidate_depth: int = Field(default=50, ge=1, description="Hits each retriever hands to hybrid fusion.")
+    # Hybrid fusion and BM25 parameters: chosen by nDCG@10 on the SciFact *train* queries
+    # (bench/retrieval/tune_scifact.py; the grid and scores are in bench/retrieval/tuning-scifact.json).
+    candidate_depth: int = Field(default=100, ge=1, description="Hits each retriever hands to hybrid fusion.")
+    hybrid_fusion: Literal["convex", "rrf"] = Field(
+        default="convex",
+        description="convex: weighted sum of cosine similarity and IDF-normalised BM25 (mcp_server.fusion); "
+        "rrf: weighted reciprocal-rank fusion.",
+    )
+    convex_keyword_weight: float = Field(
+        default=0.3, ge=0, le=1, description="Keyword share of the convex fusion score; the vector share is 1 minus it."
+    )
+    # Chosen on half of CMRC 2018 (bench/retrieval/tune_cmrc2018.py). The default embedding model is
+    # English-only; with a multilingual model, set it to convex_keyword_weight.
+    convex_keyword_weight_cjk: float = Field(
+        default=0.7, ge=0, le=1,
+        description="Keyword share for queries in Chinese, Japanese or Korean script (mixed queries: in between).",
+    )
     rrf_k: float = Field(default=5.0, gt=0)
     rrf_vector_weight: float = Field(default=1.0, ge=0)
     rrf_keyword_weight: float = Field(default=1.25, ge=0)
     bm25_b: float = Field(default=0.5, ge=0, le=1)
     bm25_k1: float = Field(default=1.2, ge=0)
+    bm25_idf: IdfFormula = Field(default="lucene", description="BM25 IDF: lucene (as bm25s, Anserini) or whoosh.")
 
     sql_max_rows: int = Field(default=200, ge=1, le=10_000)
     sql_timeout_s: float = Field(default=5.0, gt=0, le=300)

@@ -1,13 +1,15 @@
-"""Tune BM25 and hybrid-fusion parameters on SciFact *train* queries; report the choice on *test*.
+"""Tune BM25 and hybrid fusion on the SciFact *train* queries; the defaults in Settings come from here.
 
-    python bench/ingest/scifact.py          # builds the index this reuses (bench/.cache/scifact)
-    python bench/retrieval/tune_scifact.py  # ~10 min on 2 cores
+    python bench/retrieval/tune_scifact.py   # ~30-40 min on 2 shared cores (18 BM25 settings x 809 queries)
 
-Grid-searches BM25F (B, K1) for keyword search, then reciprocal-rank-fusion k and the
-keyword weight for hybrid search, maximising nDCG@10 over the 809 train queries
-(pytrec_eval). The test queries are only scored once, with the chosen parameters.
-Chunk hits are turned into document rankings by each document's best chunk.
-Writes bench/retrieval/tuning-scifact.json and prints a Markdown table.
+1. BM25 (IDF formula, B, K1): the grid below, chosen by keyword nDCG@10 on the 809 train queries.
+2. Fusion, with that BM25: convex fusion (keyword weight, candidate depth) and reciprocal-rank
+   fusion (k, keyword weight, candidate depth), chosen by hybrid nDCG@10 on train.
+
+Everything runs through the product's own stores and fusion functions (mcp_server.stores,
+mcp_server.fusion), on the index `bench/retrieval/scifact.py` builds. The test queries are
+not touched here: `bench/retrieval/scifact.py` scores them with the defaults.
+Writes bench/retrieval/tuning-scifact.json and prints the chosen values.
 """
 
 from __future__ import annotations
@@ -16,126 +18,102 @@ import argparse
 import itertools
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
 
-import pytrec_eval
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parents[1]), str(HERE.parent), str(HERE)]  # this checkout's mcp_server, bench/, here
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from common import BENCH_DATA, REPO, log  # noqa: E402
+from harness import BeirSet, doc_of, doc_run, evaluate  # noqa: E402
+from scifact import prepare_scifact  # noqa: E402
 
-from common import BENCH_DATA, CACHE, REPO, log, read_jsonl, read_qrels  # noqa: E402
-
-from mcp_server.fusion import reciprocal_rank_fusion  # noqa: E402
+from mcp_server.fusion import convex_fusion, reciprocal_rank_fusion  # noqa: E402
 from mcp_server.retrieval import Retriever  # noqa: E402
-from mcp_server.settings import Settings  # noqa: E402
-from mcp_server.stores.keyword import WhooshIndex  # noqa: E402
+from mcp_server.stores.keyword import IdfFormula, WhooshIndex  # noqa: E402
 
-DEPTH = 100
-BM25_GRID = {"b": [0.5, 0.65, 0.75, 0.9], "k1": [0.6, 0.9, 1.2, 1.5]}
-RRF_K_GRID = [5, 10, 20, 40, 60, 100]
-KEYWORD_WEIGHT_GRID = [0.5, 0.75, 1.0, 1.25, 1.5, 2.0]
-TEXTBOOK = {"bm25_b": 0.75, "bm25_k1": 1.2, "rrf_k": 60.0}  # the usual defaults, reported beside the tuned values
+DEPTH = 200
+IDF_GRID: list[IdfFormula] = ["lucene", "whoosh"]
+B_GRID = [0.3, 0.5, 0.75]
+K1_GRID = [0.9, 1.2, 1.5]
+DEPTH_GRID = [50, 100, 200]
+CONVEX_WEIGHT_GRID = [0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6]
+RRF_K_GRID = [1.0, 2.0, 3.0, 5.0, 10.0, 20.0, 60.0]
+RRF_WEIGHT_GRID = [0.75, 1.0, 1.25, 1.5, 2.0]
+NDCG = {"nDCG@10": "ndcg_cut.10"}
 
-Rankings = dict[str, list[str]]  # query id -> chunk citation ids, best first
-
-
-def doc_run(rankings: Rankings) -> dict[str, dict[str, float]]:
-    """Chunk rankings to document scores for pytrec_eval: each document at its best chunk's rank."""
-    run: dict[str, dict[str, float]] = {}
-    for qid, ids in rankings.items():
-        docs: dict[str, float] = {}
-        for rank, cid in enumerate(ids):
-            doc_id = cid.split(":", 1)[1].rsplit("#", 1)[0]
-            docs.setdefault(doc_id, float(DEPTH * 10 - rank))
-        run[qid] = docs
-    return run
+Scored = dict[str, list[tuple[str, float]]]  # query id -> (citation id, score), best first
 
 
-def evaluate(rankings: Rankings, qrels: dict[str, dict[str, int]]) -> dict[str, float]:
-    evaluator = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.100"})
-    scores = evaluator.evaluate(doc_run({q: r for q, r in rankings.items() if q in qrels}))
-    return {
-        "ndcg@10": round(sum(s["ndcg_cut_10"] for s in scores.values()) / len(qrels), 4),
-        "recall@100": round(sum(s["recall_100"] for s in scores.values()) / len(qrels), 4),
-    }
+def ndcg(rankings: Scored, data: BeirSet) -> float:
+    run = {qid: doc_run(doc_of(cid) for cid, _ in ranked) for qid, ranked in rankings.items()}
+    return evaluate(run, data.qrels["train"], NDCG)["nDCG@10"]
 
 
-def keyword_rankings(index: WhooshIndex, queries: dict[str, str]) -> Rankings:
-    return {qid: [cid for cid, _ in index.search(text, DEPTH)] for qid, text in queries.items()}
+def keyword_rankings(index: WhooshIndex, queries: dict[str, str]) -> Scored:
+    return {qid: index.search(text, DEPTH, normalize=True) for qid, text in queries.items()}
 
 
-def fuse(vector: Rankings, keyword: Rankings, k: float, keyword_weight: float, depth: int) -> Rankings:
-    return {
-        qid: [cid for cid, _ in reciprocal_rank_fusion([vector[qid][:depth], keyword[qid][:depth]], [1.0, keyword_weight], k)]
-        for qid in vector
-    }
+def fusion_grid(vector: Scored, keyword: Scored, data: BeirSet) -> dict[str, float]:
+    """Train nDCG@10 of every fusion setting, keyed by a readable label."""
+    def fused(fuse: Callable[[list[tuple[str, float]], list[tuple[str, float]]], list[tuple[str, float]]],
+              depth: int) -> float:
+        return ndcg({qid: fuse(vector[qid][:depth], keyword[qid][:depth]) for qid in vector}, data)
 
-
-def best(grid: Sequence[tuple[float, ...]], score: dict[tuple[float, ...], float]) -> tuple[float, ...]:
-    return max(grid, key=lambda params: score[params])
+    scores = {}
+    for depth, weight in itertools.product(DEPTH_GRID, CONVEX_WEIGHT_GRID):
+        scores[f"convex depth={depth} w={weight}"] = fused(lambda v, k: convex_fusion(v, k, weight), depth)
+    for depth, k, weight in itertools.product(DEPTH_GRID, RRF_K_GRID, RRF_WEIGHT_GRID):
+        scores[f"rrf depth={depth} k={k} w={weight}"] = fused(
+            lambda v, kw: reciprocal_rank_fusion([[i for i, _ in v], [i for i, _ in kw]], [1.0, weight], k), depth
+        )
+    return scores
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=BENCH_DATA / "scifact")
-    parser.add_argument("--index", type=Path, default=CACHE / "scifact" / "data")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "retrieval" / "tuning-scifact.json")
     args = parser.parse_args()
 
-    texts = {q["_id"]: q["text"] for q in read_jsonl(args.data / "queries.jsonl")}
-    splits = {name: read_qrels(args.data / "qrels" / f"{name}.tsv") for name in ("train", "test")}
-    queries = {name: {qid: texts[qid] for qid in qrels} for name, qrels in splits.items()}
-    settings = Settings(data_dir=args.index, corpora=[], max_top_k=DEPTH)
-    retriever = Retriever.open(settings)
-    depth = Settings(corpora=[]).candidate_depth
-
-    log("vector rankings (train + test)")
+    data = BeirSet.load(args.data, ("train",))
+    queries = data.split_queries("train")
+    prepared = prepare_scifact(data)
+    retriever = Retriever.open(prepared.settings)
+    log(f"vector rankings ({len(queries)} train queries)")
     vector = {
-        name: {qid: [h.citation.id for h in retriever.search(t, mode="vector", top_k=DEPTH)] for qid, t in qs.items()}
-        for name, qs in queries.items()
+        qid: [(h.citation.id, h.score) for h in retriever.search(text, mode="vector", top_k=DEPTH)]
+        for qid, text in queries.items()
     }
 
     log("BM25 grid on train")
-    bm25_scores: dict[tuple[float, ...], float] = {}
-    for b, k1 in itertools.product(BM25_GRID["b"], BM25_GRID["k1"]):
-        index = WhooshIndex(retriever.generation / "whoosh", bm25_b=b, bm25_k1=k1)
-        bm25_scores[(b, k1)] = evaluate(keyword_rankings(index, queries["train"]), splits["train"])["ndcg@10"]
+    bm25_scores: dict[tuple[IdfFormula, float, float], float] = {}
+    keyword_runs: dict[tuple[IdfFormula, float, float], Scored] = {}
+    for idf, b, k1 in itertools.product(IDF_GRID, B_GRID, K1_GRID):
+        index = WhooshIndex(retriever.generation / "whoosh", bm25_b=b, bm25_k1=k1, idf=idf)
+        keyword_runs[(idf, b, k1)] = keyword_rankings(index, queries)
         index.close()
-        log(f"  b={b} k1={k1}: train nDCG@10 {bm25_scores[(b, k1)]}")
-    b, k1 = best(list(bm25_scores), bm25_scores)
-    chosen_index = WhooshIndex(retriever.generation / "whoosh", bm25_b=b, bm25_k1=k1)
-    keyword = {name: keyword_rankings(chosen_index, qs) for name, qs in queries.items()}
-    default_index = WhooshIndex(retriever.generation / "whoosh", bm25_b=TEXTBOOK["bm25_b"], bm25_k1=TEXTBOOK["bm25_k1"])
-    keyword_default_test = keyword_rankings(default_index, queries["test"])
+        bm25_scores[(idf, b, k1)] = ndcg({q: r[:100] for q, r in keyword_runs[(idf, b, k1)].items()}, data)
+        log(f"  idf={idf} b={b} k1={k1}: keyword nDCG@10 {bm25_scores[(idf, b, k1)]}")
+    chosen_bm25 = max(bm25_scores, key=lambda p: bm25_scores[p])
 
-    log("fusion grid on train")
-    rrf_scores: dict[tuple[float, ...], float] = {}
-    for k, weight in itertools.product(RRF_K_GRID, KEYWORD_WEIGHT_GRID):
-        fused = fuse(vector["train"], keyword["train"], k, weight, depth)
-        rrf_scores[(k, weight)] = evaluate(fused, splits["train"])["ndcg@10"]
-    rrf_k, keyword_weight = best(list(rrf_scores), rrf_scores)
-
-    test = splits["test"]
+    log(f"fusion grid on train with idf={chosen_bm25[0]} b={chosen_bm25[1]} k1={chosen_bm25[2]}")
+    fusion_scores = fusion_grid(vector, keyword_runs[chosen_bm25], data)
+    best = {
+        family: max((label for label in fusion_scores if label.startswith(family)), key=lambda l: fusion_scores[l])
+        for family in ("convex", "rrf")
+    }
     report = {
-        "chosen": {"bm25_b": b, "bm25_k1": k1, "rrf_k": rrf_k, "rrf_keyword_weight": keyword_weight,
-                   "rrf_vector_weight": 1.0, "candidate_depth": depth},
-        "train_ndcg@10": {"bm25_grid": {f"b={p[0]},k1={p[1]}": s for p, s in bm25_scores.items()},
-                          "rrf_grid": {f"k={p[0]},w_kw={p[1]}": s for p, s in rrf_scores.items()}},
-        "test": {
-            "vector": evaluate(vector["test"], test),
-            "keyword (default b=0.75,k1=1.2)": evaluate(keyword_default_test, test),
-            "keyword (tuned)": evaluate(keyword["test"], test),
-            "hybrid (default k=60, w=1)": evaluate(
-                fuse(vector["test"], keyword_default_test, TEXTBOOK["rrf_k"], 1.0, depth), test
-            ),
-            "hybrid (tuned)": evaluate(fuse(vector["test"], keyword["test"], rrf_k, keyword_weight, depth), test),
-        },
+        "split": "train (809 queries)",
+        "chosen_bm25": dict(zip(("idf", "b", "k1"), chosen_bm25)),
+        "best_fusion": {family: {"setting": label, "nDCG@10": fusion_scores[label]} for family, label in best.items()},
+        "vector_nDCG@10": ndcg({q: r[:100] for q, r in vector.items()}, data),
+        "bm25_grid_keyword_nDCG@10": {f"idf={p[0]} b={p[1]} k1={p[2]}": s for p, s in bm25_scores.items()},
+        "fusion_grid_hybrid_nDCG@10": fusion_scores,
     }
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(f"chosen on train: {report['chosen']}\n")
-    print("| SciFact test (300 queries) | nDCG@10 | Recall@100 |\n|---|---|---|")
-    for name, scores in report["test"].items():
-        print(f"| {name} | {scores['ndcg@10']} | {scores['recall@100']} |")
+    print(json.dumps({k: report[k] for k in ("chosen_bm25", "best_fusion", "vector_nDCG@10")}, indent=2))
+    retriever.close()
 
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ __all__ = [
     "analyze_query_terms",
     "build_analyzer",
     "build_keyword_query",
+    "cjk_share",
 ]
 
 CjkStrategy = Literal["bigram", "jieba", "jieba_search", "unigram"]
@@ -86,6 +87,8 @@ _RUN_RE = re.compile(
     rf"|(?P<kana_hangul>[{_KANA_HANGUL}]+)"
 )
 _WORD_PART_RE = re.compile(rf"{_WORD_CHAR}+")
+_CJK_CHAR_RE = re.compile(rf"[{_HAN}{_KANA_HANGUL}]")
+_LETTER_OR_DIGIT_RE = re.compile(r"[^\W_]")
 _QUOTED_RE = re.compile(r'"(?P<ascii>[^"]*)"|“(?P<curly>[^“”"]*)”')
 _STRAY_QUOTES_RE = re.compile(r'["“”]')
 
@@ -247,6 +250,15 @@ def build_keyword_query(fieldname: str, text: str, analyzer: Analyzer) -> Query:
         f"The query {text!r} has no searchable words: it is empty or holds only stop words "
         "and punctuation. Search for distinctive words, names, codes or a quoted phrase."
     )
+
+
+def cjk_share(text: str) -> float:
+    """The share of Han, kana and Hangul characters among the letters and digits of ``text`` (0 when it has none).
+
+    ``"年假需要提前几天申请"`` gives 1.0, ``"annual leave"`` 0.0, ``"VPN 怎么连"`` 0.5.
+    """
+    letters = len(_LETTER_OR_DIGIT_RE.findall(text))
+    return len(_CJK_CHAR_RE.findall(text)) / letters if letters else 0.0
 
 
 def _segment(text: str, cjk: CjkStrategy, index: bool) -> Iterator[_Piece]:

@@ -7,9 +7,9 @@ from datetime import date
 import pytest
 
 from mcp_server.errors import InvalidQueryError, NotFoundError
-from mcp_server.fusion import reciprocal_rank_fusion
 from mcp_server.models import SearchFilters
 from mcp_server.retrieval import Retriever
+from mcp_server.settings import Settings
 
 MODES = ("vector", "keyword", "hybrid")
 
@@ -160,10 +160,24 @@ def test_get_document_refuses_unknown_ids(acme: Retriever, ref: str, error: type
         acme.get_document(ref)
 
 
-def test_reciprocal_rank_fusion_sums_weighted_reciprocal_ranks() -> None:
-    fused = reciprocal_rank_fusion([["a", "b", "c"], ["c", "a"]], [1.0, 2.0], k=10)
-    scores = dict(fused)
-    assert scores["a"] == pytest.approx(1 / 11 + 2 / 12)
-    assert scores["c"] == pytest.approx(1 / 13 + 2 / 11)
-    assert scores["b"] == pytest.approx(1 / 12)
-    assert [item for item, _ in fused] == ["c", "a", "b"]
+@pytest.mark.parametrize("fusion", ["convex", "rrf"])
+def test_hybrid_search_works_with_either_fusion(acme_index: Settings, fusion: str) -> None:
+    retriever = Retriever.open(acme_index.model_copy(update={"hybrid_fusion": fusion}))
+    try:
+        assert top_ids(retriever, "how far ahead should I book a train")[0] == "acme:policies/travel#0"
+        assert top_ids(retriever, "ACME-E7731")[0].startswith("acme:engineering/deploy-errors#")
+        assert top_ids(retriever, "年假需要提前几天申请", k=1)[0].startswith("acme:zh/年假制度#")
+    finally:
+        retriever.close()
+
+
+def test_convex_hybrid_scores_are_the_weighted_sum_of_cosine_and_normalised_bm25(acme_index: Settings) -> None:
+    retriever = Retriever.open(acme_index.model_copy(update={"convex_keyword_weight": 1.0}))
+    try:
+        query = "hotel rooms capped per night"
+        hybrid = [(h.citation.id, h.score) for h in retriever.search(query, mode="hybrid", top_k=3)]
+        keyword = retriever.search(query, mode="keyword", top_k=3)
+        assert [i for i, _ in hybrid] == [h.citation.id for h in keyword]  # weight 1: keyword order
+        assert 0 < hybrid[0][1] <= 2.2 and hybrid[0][1] < keyword[0].score  # BM25 divided by the query's IDF mass
+    finally:
+        retriever.close()

@@ -1,0 +1,79 @@
+"""The Whoosh keyword store's scores: BM25 with Lucene's or Whoosh's IDF, and IDF-mass normalisation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from math import log
+from pathlib import Path
+
+import pytest
+
+from mcp_server.stores.keyword import KeywordRecord, WhooshIndex
+
+# Four chunks of four words each, so every chunk is exactly average length and a term
+# found once scores its IDF: idf * (k1 + 1) * 1 / (1 + k1 * 1).
+CHUNKS = {
+    "d1": "alpha beta gamma delta",
+    "d2": "alpha omega kappa sigma",
+    "d3": "zeta theta iota lambda",
+    "d4": "omega kappa sigma zeta",
+}
+
+
+def lucene_idf(df: int, n: int = len(CHUNKS)) -> float:
+    return log(1 + (n - df + 0.5) / (df + 0.5))
+
+
+@pytest.fixture
+def index_path(tmp_path: Path) -> Path:
+    store = WhooshIndex(tmp_path / "whoosh")
+    store.update([], [KeywordRecord(f"c:{d}#0", "c", d, text) for d, text in CHUNKS.items()])
+    store.close()
+    return tmp_path / "whoosh"
+
+
+@pytest.fixture
+def store(index_path: Path) -> Iterator[WhooshIndex]:
+    opened = WhooshIndex(index_path, bm25_b=0.5, bm25_k1=1.2)
+    yield opened
+    opened.close()
+
+
+def test_scores_use_lucene_idf_by_default(store: WhooshIndex) -> None:
+    scores = dict(store.search("alpha beta", 10))
+    assert scores["c:d1#0"] == pytest.approx(lucene_idf(2) + lucene_idf(1), rel=1e-6)
+    assert scores["c:d2#0"] == pytest.approx(lucene_idf(2), rel=1e-6)
+    assert set(scores) == {"c:d1#0", "c:d2#0"}
+
+
+def test_whoosh_idf_is_available(index_path: Path) -> None:
+    store = WhooshIndex(index_path, bm25_b=0.5, bm25_k1=1.2, idf="whoosh")
+    try:
+        assert dict(store.search("beta", 10)) == {"c:d1#0": pytest.approx(log(4 / 2) + 1, rel=1e-6)}
+    finally:
+        store.close()
+
+
+def test_normalised_scores_are_the_share_of_the_query_idf_mass_matched(store: WhooshIndex) -> None:
+    scores = dict(store.search("alpha beta", 10, normalize=True))
+    assert scores["c:d1#0"] == pytest.approx(1.0, rel=1e-6)  # every query term, once, at average length
+    assert scores["c:d2#0"] == pytest.approx(lucene_idf(2) / (lucene_idf(2) + lucene_idf(1)), rel=1e-6)
+
+
+def test_query_terms_missing_from_the_index_do_not_lower_normalised_scores(store: WhooshIndex) -> None:
+    assert dict(store.search("alpha beta xylophone", 10, normalize=True)) == pytest.approx(
+        dict(store.search("alpha beta", 10, normalize=True))
+    )
+
+
+def test_normalisation_keeps_the_order_and_a_weak_best_match_stays_weak(store: WhooshIndex) -> None:
+    raw = store.search("zeta beta gamma delta", 10)
+    normalised = store.search("zeta beta gamma delta", 10, normalize=True)
+    assert [i for i, _ in raw] == [i for i, _ in normalised]
+    weak = store.search("zeta kappa beta gamma delta", 10, normalize=True)
+    assert max(score for _, score in weak) < 0.8  # no chunk holds most of the query's weight
+
+
+def test_unknown_idf_formula_is_refused(index_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown IDF formula 'bm15'"):
+        WhooshIndex(index_path, idf="bm15")  # type: ignore[arg-type]
