@@ -6,6 +6,10 @@ check can ask "was this id really returned in this run, and what did it say?", a
 a back-end can show the model what it has found without the prompt growing without bound:
 when the ledger's texts exceed its token budget, the lowest-ranked, oldest items are
 dropped from the *prompt view* (never from the record the citation check uses).
+
+The ledger also remembers each tool result's order, so that a run can name the evidence
+it kept: :meth:`Ledger.sources` ranks the run's documents, those its answer cites first,
+then the rest by reciprocal-rank fusion of every result list of the run.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from typing import Any, Literal
 
 EvidenceKind = Literal["chunk", "document", "sql"]
 
+FUSION_K = 60
+"""The usual constant of reciprocal-rank fusion: a document's score is the sum of 1 / (60 + rank)."""
 CHARS_PER_TOKEN = 4
 """Rough size of a token in characters, enough to keep prompts within a budget."""
 
@@ -68,9 +74,14 @@ class Ledger:
 
     token_budget: int = 6_000
     _items: dict[str, Evidence] = field(default_factory=dict)
+    _results: list[list[str]] = field(default_factory=list)
+    """Each tool result's distinct sources (:attr:`Evidence.doc_key`), in rank order, repeats included."""
 
     def add(self, items: Iterable[Evidence]) -> list[Evidence]:
-        """Record ``items``; returns those whose citation id was new to this run."""
+        """Record one tool result's ``items``; returns those whose citation id was new to this run."""
+        items = list(items)
+        if items:
+            self._results.append(list(dict.fromkeys(item.doc_key for item in items)))
         fresh = []
         for item in items:
             if item.citation_id not in self._items:
@@ -115,6 +126,29 @@ class Ledger:
             kept.add(item.citation_id)
             used += cost
         return [item for item in order if item.citation_id in kept]
+
+    def best_ranks(self) -> dict[str, int]:
+        """Each source's best rank in any result of the run (1 = the top of some result)."""
+        ranks: dict[str, int] = {}
+        for result in self._results:
+            for rank, key in enumerate(result, start=1):
+                ranks[key] = min(rank, ranks.get(key, rank))
+        return ranks
+
+    def sources(self, cited: Iterable[str] = ()) -> list[str]:
+        """Every source of the run, best first: those of the ``cited`` citation ids in citation order,
+        then the others by reciprocal-rank fusion (:data:`FUSION_K`) of the run's result lists.
+
+        A source is a document (``corpus:doc_id``) or a SQL result (its citation id). Ties keep
+        the order in which the sources first arrived.
+        """
+        first = [self._items[cid].doc_key for cid in cited if cid in self._items]
+        scores: dict[str, float] = {}
+        for result in self._results:
+            for rank, key in enumerate(result, start=1):
+                scores[key] = scores.get(key, 0.0) + 1 / (FUSION_K + rank)
+        fused = sorted(scores, key=lambda key: -scores[key])
+        return list(dict.fromkeys([*first, *fused]))
 
     def dropped(self) -> list[Evidence]:
         """Items left out of :meth:`in_budget`."""

@@ -73,6 +73,16 @@ class RunResult:
     conflicts: list[str] = field(default_factory=list)
     cited_texts: dict[str, str] = field(default_factory=dict)
     """What each cited id's citation check compared against (for evaluation; not printed)."""
+    sources: list[str] = field(default_factory=list)
+    """Every document (``corpus:doc_id``) or SQL result the run received, best first: see :meth:`evidence`."""
+
+    def evidence(self, budget: int) -> list[str]:
+        """The evidence the run kept, at most ``budget`` sources: those its answer cites (in citation
+        order), then the others by reciprocal-rank fusion of all its tool results
+        (:meth:`client_agent.evidence.Ledger.sources`)."""
+        if budget < 1:
+            raise ValueError(f"the evidence budget must be at least 1 source, got {budget}")
+        return self.sources[:budget]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -142,6 +152,7 @@ class _Run:
             verification=check, totals=self.totals, trace=self.trace.path,
             conflicts=[c.describe() for c in self.conflicts.values()],
             cited_texts={cid: text for cid, text in self.ledger.texts().items() if cid in cited_ids(answer)},
+            sources=self.ledger.sources(cited_ids(answer)),
         )
         self.trace.event("run_end", state=state, answer=answer, totals=self.totals.to_dict(),
                          citations=[c["id"] for c in result.citations])

@@ -7,7 +7,9 @@ All of it is deterministic string work, documented so a reader can predict it:
 - :func:`about_the_knowledge` decides whether a question could be answered from the
   knowledge base at all: it must share vocabulary with some corpus's description or the
   database schema, or name a code or model (``X9``) that only a search can rule out.
-  Anything else is general knowledge, which the offline mode declines honestly.
+  Anything else is general knowledge, which the offline mode declines honestly — unless a
+  corpus says it holds general knowledge (its description mentions an encyclopedia or
+  general-knowledge questions), in which case every question is searched.
 - :func:`split_question` splits a multi-part question into sub-questions and gives later
   parts that say "it" or "that" the subject of the first part.
 - :func:`resolve_follow_up` does the same across turns of a chat.
@@ -32,15 +34,21 @@ _OPERATORS: dict[type[ast.AST], Callable[..., float]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
     ast.Pow: operator.pow, ast.Mod: operator.mod, ast.USub: operator.neg, ast.UAdd: operator.pos,
 }
+_QUESTION_WORD = r"(?:what|how|when|who|whom|which|where|why|is|are|do|does|did|can|could|must|should|will|would)\b"
+_NOT_RELATIVE = r"(?:what|how|why)\b"
 _PART_BREAK = re.compile(
-    r"\s*(?:[,;]\s*(?:and\s+|also\s+)?|\s+and\s+(?:also\s+)?|\s+also\s+)"
-    r"(?=(?:what|how|when|who|whom|which|where|why|is|are|do|does|did|can|could|must|should|will|would)\b)",
+    rf"\s*(?:(?:[,;]\s*(?:and|also)\s+|\s+and\s+(?:also\s+)?|\s+also\s+)(?={_QUESTION_WORD})|[,;]\s*(?={_NOT_RELATIVE}))",
     re.IGNORECASE,
 )
+"""Where a second question starts: "and"/"also" before a question word, or a comma before what, how
+or why — words that cannot open a relative clause or an apposition (", who died in 2007" and
+", is a member of" describe; ", and who founded it?" asks)."""
+_STARTS_AS_QUESTION = re.compile(rf"\s*{_QUESTION_WORD}", re.IGNORECASE)
 _PRONOUN = re.compile(r"\b(it|its|they|them|their|this|that|these|those|there|the same|one)\b", re.IGNORECASE)
 _NEGATIVE = re.compile(r"\b(not|never|don't|doesn't|instead|rather than)\b", re.IGNORECASE)
 _CAUSAL = re.compile(r"\b(why|cause[sd]?|root cause|reason|what happened|how come)\b|为什么|原因", re.IGNORECASE)
 _COUNT = re.compile(r"\bhow many ((?:[a-z]+ ){0,2}?[a-z]+?)\s+(?:were|are|did|have|has|do|does|was|is)\b", re.IGNORECASE)
+_GENERAL_KNOWLEDGE = re.compile(r"\bencyclop(?:a)?edi|\bgeneral[- ]knowledge\b", re.IGNORECASE)
 _CURRENT_PRICE = re.compile(r"\b(?:current|latest|today's) price\b", re.IGNORECASE)
 CLEAR_WINNER = 1.5
 MAX_POWER = 64
@@ -92,8 +100,9 @@ def is_causal(question: str) -> bool:
 
 
 def about_the_knowledge(question: str, catalog: Catalog) -> bool:
-    """Whether searching could answer ``question``: shared vocabulary with the catalog, or a named code."""
-    if identifiers(question):
+    """Whether searching could answer ``question``: shared vocabulary with the catalog, a named code,
+    or a corpus of general knowledge."""
+    if identifiers(question) or any(_GENERAL_KNOWLEDGE.search(_positive_description(c)) for c in catalog.corpora):
         return True
     vocabulary = set(content_terms(catalog.sql_schema))
     for corpus in catalog.corpora:
@@ -119,8 +128,13 @@ def database_tables(question: str, catalog: Catalog) -> list[str]:
 
 
 def split_question(question: str) -> list[str]:
-    """The parts of a multi-part question; later parts that refer back get the first part's subject."""
-    pieces = [p.strip(" ?？") for q in re.split(r"(?<=[?？])\s*", question) for p in _PART_BREAK.split(q)]
+    """The parts of a multi-part question; later parts that refer back get the first part's subject.
+
+    A sentence that does not open with a question word is one question whatever follows
+    ("At the 2011 census, what was the population of …" is not two).
+    """
+    pieces = [p.strip(" ?？") for q in re.split(r"(?<=[?？])\s*", question)
+              for p in (_PART_BREAK.split(q) if _STARTS_AS_QUESTION.match(q) else [q])]
     parts = [p for p in pieces if content_terms(p)]
     if len(parts) <= 1:
         return [question.strip()]

@@ -10,6 +10,7 @@ becomes overlapping character bigrams, the usual unit for CJK matching without a
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from whoosh.lang import porter2
 
@@ -98,6 +99,15 @@ def numbers(text: str) -> list[float]:
         whole = match.group(1).replace(",", "")
         values.append(float(f"{whole}.{match.group(2)}" if match.group(2) else whole))
     return values
+
+
+def original_words(text: str, terms: Iterable[str]) -> list[str]:
+    """The words of ``text`` behind the content ``terms``, as written there (not stemmed); unknown terms as they are."""
+    words: dict[str, str] = {}
+    for word in re.findall(r"[A-Za-z0-9_\-]+", text):
+        for term in content_terms(word):
+            words.setdefault(term, word)
+    return [words.get(term, term) for term in terms]
 
 
 def overlap(a: list[str], b: list[str]) -> float:

@@ -6,6 +6,9 @@ It is the default when no API key is set, and a real baseline rather than a fake
   that shares no vocabulary with the corpora or the database is declined as general
   knowledge; anything else is split into sub-questions, each routed to the corpus whose
   description matches it clearly (or to all corpora) and searched with ``hybrid_search``.
+  A one-part question that compares two names also searches each name, and one whose first
+  results are about something it names but leave words uncovered follows the names those
+  results mention (:mod:`client_agent.multihop`).
 - **Reflect.** Each sub-question is covered when one evidence item holds most of its content
   terms and every code or model name it mentions (:func:`~client_agent.extractive.coverage`).
   For what is not covered it proposes broader searches (all corpora, then semantic search,
@@ -14,7 +17,8 @@ It is the default when no API key is set, and a real baseline rather than a fake
 - **Answer.** For each covered sub-question, the best one or two sentences of the evidence,
   verbatim, each with its citation; for each uncovered one, what could not be found (and the
   database tables that may hold it, since this mode does not write SQL). Conflicting sources
-  are quoted side by side with the newer one named.
+  are quoted side by side with the newer one named. A multi-hop question is answered by the
+  best sentence of each document of its chain (:func:`~client_agent.multihop.best_chain`).
 """
 
 from __future__ import annotations
@@ -27,14 +31,16 @@ from client_agent.backends.base import AnswerState, Decision, Observation, Reply
 from client_agent.citations import check_answer, enforce
 from client_agent.conflicts import find_conflicts
 from client_agent.connection import Catalog
+from client_agent.evidence import Ledger
 from client_agent.extractive import (
-    Coverage, best_quotes, chain_quotes, coverage, leads, named_symptoms, plain_words,
+    Coverage, best_quotes, chain_quotes, clean, coverage, leads, named_symptoms, plain_words,
 )
+from client_agent.multihop import Document, HopPlan
 from client_agent.planning import (
     SubQuestion, about_the_knowledge, arithmetic, database_tables, format_number, is_causal, resolve_follow_up,
     route, split_question,
 )
-from client_agent.text import content_terms, identifiers
+from client_agent.text import content_terms, identifiers, original_words, sentences
 
 TOP_K = 5
 MAX_LEADS = 2
@@ -57,6 +63,7 @@ class OfflineBackend:
         self._read: set[str] = set()
         self._expanded = False
         self._symptoms: list[str] = []
+        self._hops: HopPlan | None = None
         self._ids = 0
 
     async def decide(self, view: RunView) -> Decision:
@@ -77,6 +84,10 @@ class OfflineBackend:
         assert self._plan is not None, "reflect() before decide()"
         gaps = [(sub, c) for sub in self._plan if not (c := coverage(sub.text, view.ledger)).covered]
         requests = [r for sub, c in gaps if (r := self._broader_search(sub, c)) is not None]
+        if self._hops is not None:
+            bridges = self._hops.next_queries(view.ledger)
+            if self._hops.active:  # the hops are this question's wider search
+                requests = [self._request("hybrid_search", query, self._plan[0].corpus) for query in bridges]
         if is_causal(self._question) and not requests:
             requests = self._trace_the_cause(view)
         self._next = requests
@@ -143,6 +154,10 @@ class OfflineBackend:
                             note=f"a question for the database ({', '.join(tables)}), which this mode cannot query")
         self._plan = [SubQuestion(part, route(part, view.catalog.corpora)) for part in split_question(question)]
         requests = [self._request("hybrid_search", sub.text, sub.corpus) for sub in self._plan]
+        if len(self._plan) == 1 and not is_causal(question):
+            self._hops = HopPlan.for_question(question)
+            corpus = self._plan[0].corpus
+            requests += [self._request("hybrid_search", query, corpus) for query in self._hops.first_queries()]
         return Decision(tool_calls=requests, note=f"offline mode: {len(self._plan)} part(s) to look up")
 
     def _broader_search(self, sub: SubQuestion, gap: Coverage) -> ToolRequest | None:
@@ -179,6 +194,8 @@ class OfflineBackend:
             if newer is not None:
                 lines.append(f"The newer source is {newer.evidence.title}, dated {newer.evidence.updated} "
                              f"[{newer.evidence.citation_id}].")
+        if self._hops is not None and self._hops.active:
+            return self._chain_answer(view, lines)
         gaps = []
         for sub in self._plan:
             gap = coverage(sub.text, view.ledger)
@@ -193,9 +210,39 @@ class OfflineBackend:
         state: AnswerState = "insufficient" if gaps else "answered"
         return Decision(answer="\n".join(lines), state=state)
 
+    def _chain_answer(self, view: RunView, lines: list[str]) -> Decision:
+        """The best sentences of each document of the chain (as for any answer: a second one when the
+        first leaves most of the question uncovered), in chain order; a document with no sentence
+        sharing a term with the question is quoted by its opening sentence. Insufficient when no
+        chain document holds such a sentence."""
+        assert self._hops is not None
+        used: set[str] = set()
+        quoted = False
+        for document in self._hops.chain(view.ledger):
+            quotes = best_quotes(self._question, _only(document, view.ledger), exclude=used)
+            quoted = quoted or bool(quotes)
+            used.update(q.sentence for q in quotes)
+            opening = _opening(document, view.ledger) if not quotes else ""
+            lines.extend([q.cited() for q in quotes] or ([opening] if opening else []))
+        return Decision(answer="\n".join(lines), state="answered" if quoted else "insufficient")
+
+
+def _only(document: Document, ledger: Ledger) -> Ledger:
+    """A ledger of ``document``'s evidence alone."""
+    alone = Ledger(ledger.token_budget)
+    alone.add(item for item in ledger if item.doc_key == document.key)
+    return alone
+
+
+def _opening(document: Document, ledger: Ledger) -> str:
+    """The first sentence of ``document``'s first evidence item, cited: what the document is about."""
+    item = next((item for item in ledger if item.doc_key == document.key), None)
+    first = next(iter(sentences(item.text, headings=False)), "") if item is not None else ""
+    return f"{clean(first)} [{item.citation_id}]" if item is not None and first else ""
+
 
 def _not_found(gap: Coverage, catalog: Catalog) -> str:
-    missing = " or ".join(_original_words(gap.question, gap.uncovered)) or "it"
+    missing = " or ".join(original_words(gap.question, gap.uncovered)) or "it"
     message = f"I could not find this in the knowledge base: no source mentions {missing}."
     tables = _tables_for(gap.question, catalog)
     return f"{message} {_needs_sql(tables)}" if tables else message
@@ -204,15 +251,6 @@ def _not_found(gap: Coverage, catalog: Catalog) -> str:
 def _needs_sql(tables: list[str]) -> str:
     return (f"I did not query the database, whose table(s) {', '.join(tables)} may hold the answer: the offline "
             "mode does not write SQL, so ask again with Claude (set ANTHROPIC_API_KEY) or use `ragmcp sql`.")
-
-
-def _original_words(question: str, terms: list[str]) -> list[str]:
-    """The words of ``question`` behind the content ``terms`` (as the user wrote them, not stemmed)."""
-    words: dict[str, str] = {}
-    for word in re.findall(r"[A-Za-z0-9_\-]+", question):
-        for term in content_terms(word):
-            words.setdefault(term, word)
-    return [words.get(term, term) for term in terms]
 
 
 def _tables_for(question: str, catalog: Catalog) -> list[str]:

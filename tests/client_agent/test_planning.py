@@ -46,6 +46,21 @@ def test_multi_part_questions_split_and_later_parts_get_the_subject() -> None:
         "What is the leave policy for interns and contractors?"]
 
 
+@pytest.mark.parametrize("question", [
+    "At the 2011 census, what was the population of the city where Kerry Saxby-Junna was born?",  # a lead-in
+    "Who was the writer of the song, who died in 2007?",  # a relative clause describes, it does not ask
+    "Which musician, Ciaran Gribbin or Brett Scallions, is a member of the band Fuel?",  # an apposition
+])
+def test_one_question_with_commas_is_not_split(question: str) -> None:
+    assert split_question(question) == [question]
+
+
+def test_an_encyclopedia_corpus_takes_general_knowledge_questions() -> None:
+    wiki = CorpusSummary("wiki", "Encyclopedia: Wikipedia paragraphs about people and places.", 10, 10)
+    assert about_the_knowledge("What is the capital of France?", Catalog([], [wiki], ""))
+    assert not about_the_knowledge("What is the capital of France?", CATALOG)
+
+
 def test_follow_ups_borrow_the_previous_subject_only_when_they_refer_back() -> None:
     assert resolve_follow_up("How do I fix it?", ["What does error E1042 mean?"]) == "How do I fix it (error e1042)"
     assert resolve_follow_up("What is the bonus for an A rating?", ["What does E1042 mean?"]) == (
