@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -60,6 +61,20 @@ def write_beir_corpus_folder(
         (folder / f"{doc['_id']}.md").write_text(f"---\n{front}---\n{doc['text']}\n", encoding="utf-8")
         count += 1
     return count
+
+
+def seed_embedding_cache(target: Path, seed: Path) -> bool:
+    """Copy the embedding cache ``seed`` to ``target`` when there is none yet: the same texts, embedded once.
+
+    The cache is keyed by model and text, so another index of the same texts (another
+    benchmark's) saves their embedding time. Returns whether it was copied.
+    """
+    if not seed.is_file() or target.exists():
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(seed, target)
+    log(f"seeded the embedding cache from {seed}")
+    return True
 
 
 def log(message: str) -> None:

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from client_agent.evidence import Ledger
-from client_agent.text import STOPWORDS, content_terms, original_words, sentences
+from client_agent.queries import NEAR_DUPLICATE
+from client_agent.text import STOPWORDS, content_terms, original_words, overlap, sentences
 
 MAX_BRIDGES = 4
 """Bridge searches after the first search (the most useful names of up to two anchors, alternating)."""
@@ -157,10 +158,19 @@ def _adjacent_names(left: str, right: str) -> tuple[str, str] | None:
 
 
 def comparison_queries(question: str, entities: list[str]) -> list[str]:
-    """One search per compared name: the name and the question's terms that are not part of any name."""
+    """One search per compared name: the name and the question's terms that are not part of any name.
+
+    When that would be a near-duplicate of the question itself (the other name is a small
+    part of it), the loop would refuse it as a repeat, so the name is searched alone.
+    """
     names = set(content_terms(" ".join(entities)))
-    attribute = original_words(question, [t for t in content_terms(question) if t not in names])
-    return [" ".join([entity, *attribute]) for entity in entities]
+    asked = content_terms(question)
+    attribute = original_words(question, [t for t in asked if t not in names])
+    queries = []
+    for entity in entities:
+        query = " ".join([entity, *attribute])
+        queries.append(entity if overlap(content_terms(query), asked) >= NEAR_DUPLICATE else query)
+    return queries
 
 
 def anchors(question: str, top: list[Document]) -> list[Document]:

@@ -10,7 +10,8 @@ Two sets (see ``../shared/bench-data/README.md``):
 Every paragraph becomes one Markdown document (title in front matter) of a corpus named
 ``wiki``, indexed with the product's own ingestion into ``bench/.cache/agent/hotpotqa-<set>/``
 beside an empty SQLite database (the knowledge is the paragraphs alone). Re-running reuses
-the index: ingestion is incremental and embeddings are cached.
+the index: ingestion is incremental and embeddings are cached; dev500's first build takes
+its embeddings from bench/retrieval/hotpotqa.py's index when that exists.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import BENCH_DATA, CACHE, REPO, log, read_qrels, write_beir_corpus_folder
+from common import BENCH_DATA, CACHE, log, read_qrels, seed_embedding_cache, write_beir_corpus_folder
 
 from mcp_server.ingest import ingest
 from mcp_server.progress import stderr_progress
@@ -33,17 +34,8 @@ DESCRIPTION = (
     "music, books, sport, organisations and events. Use it for general-knowledge questions about them."
 )
 SETS = ("dev500", "train100")
-
-
-def _data_root() -> Path:
-    """``shared/bench-data`` beside the checkout, or beside one of its parents (a worktree)."""
-    for parent in (REPO.parent, *REPO.parents):
-        if (parent / "shared" / "bench-data").is_dir():
-            return Path(parent) / "shared" / "bench-data"
-    return Path(BENCH_DATA)
-
-
-DATA = _data_root()
+RETRIEVAL_CACHE_SEED = CACHE / "retrieval" / "hotpotqa" / "data" / "embedding-cache.sqlite"
+"""The retrieval benchmark's index of the same paragraphs (bench/retrieval/hotpotqa.py): its embeddings are reused."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +70,8 @@ def load_set(name: str) -> HotpotSet:
     if not database.exists():
         sqlite3.connect(database).close()
     settings = Settings(data_dir=root / "data", corpora=[corpus_dir], database=database)
+    if name == "dev500":
+        seed_embedding_cache(settings.embedding_cache_path, RETRIEVAL_CACHE_SEED)
     with stderr_progress() as progress:
         report = ingest(settings, progress=progress)
     if report.chunks_embedded:
@@ -86,7 +80,7 @@ def load_set(name: str) -> HotpotSet:
 
 
 def _dev500(corpus_dir: Path) -> tuple[list[Question], int]:
-    folder = DATA / "hotpotqa-dev500"
+    folder = BENCH_DATA / "hotpotqa-dev500"
     count = write_beir_corpus_folder(folder / "beir" / "corpus.jsonl", corpus_dir, CORPUS, _description(4858))
     qrels = read_qrels(folder / "beir" / "qrels" / "test.tsv")
     questions = [
@@ -97,7 +91,7 @@ def _dev500(corpus_dir: Path) -> tuple[list[Question], int]:
 
 
 def _train100(corpus_dir: Path, pooled: Path) -> tuple[list[Question], int]:
-    rows = list(_rows(DATA / "hotpotqa-train100" / "hotpotqa_train100.jsonl"))
+    rows = list(_rows(BENCH_DATA / "hotpotqa-train100" / "hotpotqa_train100.jsonl"))
     ids: dict[str, str] = {}
     lines = []
     for row in rows:

@@ -1,6 +1,6 @@
 """Ingestion benchmark on BEIR SciFact: throughput, peak memory, and distance from the embedding floor.
 
-    python bench/ingest/scifact.py            # ~20 min on 2 cores: ingest, bare embedding, re-ingests
+    python bench/ingest/scifact.py            # ~8 min on 2 free cores: ingest, bare embedding, re-ingests
 
 The steps are those of harness.py. Writes bench/ingest/results-scifact.json and prints a
 Markdown table. The built index is kept in bench/.cache/scifact/ for the other benchmarks.
@@ -36,7 +36,8 @@ def main() -> None:
         args.data / "corpus.jsonl", corpus_dir, "scifact",
         "BEIR SciFact: 5,183 scientific paper abstracts (title + abstract), for claim verification.",
     )
-    result = measure_ingestion(Settings(data_dir=data_dir, corpora=[corpus_dir]), sorted(corpus_dir.glob("*.md")))
+    settings = Settings(data_dir=data_dir, corpora=[corpus_dir])
+    result = measure_ingestion(settings, sorted(corpus_dir.glob("*.md")))
     args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print_table(result)
 

@@ -9,7 +9,8 @@ requests back to back, cycling through the five tools (queries are the SciFact t
 claims), first for ``--warmup`` seconds (not measured; every worker warms up) and then for
 ``--seconds`` (the clients: http_clients.py). No tokens; the audit log goes to a temporary
 file. Reports requests per second, p50/p95/p99 latency overall and per tool, and errors
-(HTTP failures and tool errors alike), which must be zero.
+(HTTP failures and tool errors alike), which must be zero, and draws throughput and p95
+against clients, one line per worker count, in bench/latency/http-load.png.
 """
 
 from __future__ import annotations
@@ -23,6 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no screen
+import matplotlib.pyplot as plt  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -48,6 +53,29 @@ def measure(
     return {"workers": workers, "clients": clients, **report}
 
 
+def plot(runs: list[dict[str, Any]], out: Path) -> None:
+    """Throughput and p95 latency against concurrent clients, one line per worker count."""
+    figure, (rate, p95) = plt.subplots(1, 2, figsize=(9, 3.6))
+    counts = sorted({run["clients"] for run in runs})
+    for workers in sorted({run["workers"] for run in runs}):
+        mine = sorted((run for run in runs if run["workers"] == workers), key=lambda run: run["clients"])
+        clients = [run["clients"] for run in mine]
+        label = f"{workers} worker{'s' if workers > 1 else ''}"
+        rate.plot(clients, [run["throughput_rps"] for run in mine], marker="o", label=label)
+        p95.plot(clients, [run["latency"]["p95_ms"] / 1000 for run in mine], marker="o", label=label)
+    for axes, title in ((rate, "throughput (requests/s)"), (p95, "p95 latency (s)")):
+        axes.set_xscale("log", base=2)
+        axes.set_xticks(counts, labels=[str(c) for c in counts])
+        axes.set_xlabel("concurrent clients")
+        axes.set_title(title)
+        axes.grid(alpha=0.3)
+        axes.legend()
+    figure.suptitle(f"ragmcp serve --transport http, SciFact index, five tools in turn ({os.cpu_count()} CPUs)")
+    figure.tight_layout()
+    figure.savefig(out, dpi=110)
+    plt.close(figure)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=BENCH_DATA / "scifact")
@@ -57,6 +85,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=10)
     parser.add_argument("--seconds", type=float, default=45)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "latency" / "results-http-load.json")
+    parser.add_argument("--plot", type=Path, default=REPO / "bench" / "latency" / "http-load.png")
     args = parser.parse_args()
 
     calls = scifact_calls(args.data)
@@ -72,6 +101,7 @@ def main() -> None:
                 runs.append(measure(env, workers, clients, calls, args))
     report = {"cpus": os.cpu_count(), "load_average": {"before": load_before, "after": os.getloadavg()}, "runs": runs}
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    plot(runs, args.plot)
 
     print(f"| workers | clients | requests/s | p50 / p95 / p99 (ms) | errors |  ({os.cpu_count()} CPUs)")
     print("|---|---|---|---|---|")

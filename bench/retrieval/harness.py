@@ -15,7 +15,6 @@ import json
 import os
 import platform
 import re
-import shutil
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ import bm25s
 import pytrec_eval
 import Stemmer
 
-from common import CACHE, log, read_jsonl, read_qrels, write_beir_corpus_folder
+from common import CACHE, log, read_jsonl, read_qrels, seed_embedding_cache, write_beir_corpus_folder
 
 from mcp_server.ingest import ingest
 from mcp_server.retrieval import Retriever, SearchMode
@@ -77,10 +76,8 @@ def prepare_index(
     corpus_dir, data_dir = root / "corpus", root / "data"
     documents = write_beir_corpus_folder(data.corpus, corpus_dir, name, description, language)
     settings = Settings(data_dir=data_dir, corpora=[corpus_dir], max_top_k=1000)
-    if seed_cache is not None and seed_cache.is_file() and not settings.embedding_cache_path.exists():
-        data_dir.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(seed_cache, settings.embedding_cache_path)
-        log(f"{name}: seeded the embedding cache from {seed_cache}")
+    if seed_cache is not None:
+        seed_embedding_cache(settings.embedding_cache_path, seed_cache)
     log(f"{name}: indexing {documents} documents in {data_dir} (incremental)")
     report = ingest(settings)
     log(f"{name}: index ready in {report.seconds:.1f} s ({report.chunks_embedded} chunks embedded)")

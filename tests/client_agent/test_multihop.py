@@ -56,6 +56,13 @@ def test_each_compared_name_is_searched_with_the_question_terms_outside_the_name
         "Annie Morton older", "Terry Richardson older"]
 
 
+def test_a_comparison_search_that_would_repeat_the_question_searches_the_name_alone() -> None:
+    question = "Which magazine was started first, Arthur's Magazine or First for Women Magazine?"
+    queries = comparison_queries(question, ["Arthur's Magazine", "First for Women Magazine"])
+    assert queries[0] == "Arthur's Magazine started"
+    assert queries[1] == "First for Women Magazine"  # with "started" it nearly repeats the question
+
+
 def test_anchors_are_top_documents_titled_by_a_question_name_else_the_first_if_it_mentions_one() -> None:
     archer = Document("wiki:ca", "Corliss Archer (character)", "Corliss Archer is a fictional teenager.", 3)
     assert anchors(KISS_QUESTION, [RADIO, KISS, archer]) == [KISS, archer]  # titles named in the question
