@@ -152,7 +152,8 @@ def english_tokenizer() -> Tokenizer:
     return lambda texts: bm25s.tokenize(texts, stopwords="en", stemmer=stemmer, show_progress=False)
 
 
-_HAN_OR_WORD = re.compile(r"(?P<han>[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)|(?P<word>[^\W_]+)")
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HAN_OR_WORD = re.compile(rf"(?P<han>[{_HAN}]+)|(?P<word>[^\W_{_HAN}]+)")  # a word stops where Han begins
 
 
 def bigram_tokenizer() -> Tokenizer:
