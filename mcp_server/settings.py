@@ -79,10 +79,10 @@ class Settings(BaseSettings):
         default=0.7, ge=0, le=1,
         description="Keyword share for queries in Chinese, Japanese or Korean script (mixed queries: in between).",
     )
-    rrf_k: float = Field(default=5.0, gt=0)
+    rrf_k: float = Field(default=2.0, gt=0)
     rrf_vector_weight: float = Field(default=1.0, ge=0)
-    rrf_keyword_weight: float = Field(default=1.25, ge=0)
-    bm25_b: float = Field(default=0.5, ge=0, le=1)
+    rrf_keyword_weight: float = Field(default=1.0, ge=0)
+    bm25_b: float = Field(default=0.3, ge=0, le=1)
     bm25_k1: float = Field(default=1.2, ge=0)
     bm25_idf: IdfFormula = Field(default="lucene", description="BM25 IDF: lucene (as bm25s, Anserini) or whoosh.")
 
