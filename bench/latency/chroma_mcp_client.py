@@ -17,13 +17,16 @@ from mcp.client.stdio import stdio_client
 async def main() -> None:
     job = json.load(sys.stdin)
     server = StdioServerParameters(command=job["command"], args=job["args"])
-    cold = []
+    cold, first = [], []
+    first_query = {"collection_name": "chunks", "query_texts": [job["warmup"][0]], "n_results": 5}
     for _ in range(job["cold_starts"]):
         started = time.perf_counter()
         async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             await session.list_tools()
             cold.append(time.perf_counter() - started)
+            await session.call_tool("chroma_query_documents", first_query)
+            first.append(time.perf_counter() - started)
     samples = []
     async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
@@ -35,7 +38,7 @@ async def main() -> None:
                 raise RuntimeError(f"chroma-mcp tool error: {result.content}")
             if i >= len(job["warmup"]):
                 samples.append(time.perf_counter() - started)
-    json.dump({"cold_start_s": cold, "query_s": samples}, sys.stdout)
+    json.dump({"cold_start_s": cold, "first_answer_s": first, "query_s": samples}, sys.stdout)
 
 
 anyio.run(main)

@@ -67,6 +67,7 @@ def plot(runs: list[dict[str, Any]], out: Path) -> None:
         axes.set_xscale("log", base=2)
         axes.set_xticks(counts, labels=[str(c) for c in counts])
         axes.set_xlabel("concurrent clients")
+        axes.set_ylim(bottom=0)
         axes.set_title(title)
         axes.grid(alpha=0.3)
         axes.legend()
