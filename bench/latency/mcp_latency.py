@@ -5,9 +5,10 @@
 
 For each of our five tools: p50/p95/p99 of N sequential calls through the MCP SDK
 client, over stdio (a spawned ``ragmcp serve``) and over streamable HTTP (a spawned
-``ragmcp serve --transport http`` on 127.0.0.1). The same queries go to chroma-mcp's
-``chroma_query_documents`` (PyPI ``chroma-mcp``, stdio) on the very same ChromaDB
-collection with the very same embedding function; chroma-mcp pins ``mcp==1.6``, so it
+``ragmcp serve --transport http`` on 127.0.0.1). Then ``vector_search`` and chroma-mcp's
+``chroma_query_documents`` (PyPI ``chroma-mcp``, stdio) take turns, ``--rounds`` times, on
+the same queries, the very same ChromaDB collection and the very same embedding function,
+so that a drift of the machine's speed hits both alike; chroma-mcp pins ``mcp==1.6``, so it
 runs from its own venv in bench/.cache/, where a ``.pth`` line imports our embedding
 module at start-up so that Chroma can rebuild the collection's embedding function.
 chroma-mcp is driven by the mcp 1.x client from that venv (bench/latency/chroma_mcp_client.py):
@@ -171,19 +172,46 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         http.terminate()
         http.wait()
 
-    log("chroma-mcp over stdio, same collection and embedding (with the mcp 1.x client it speaks)")
+    log(f"vector_search beside chroma-mcp over stdio, {args.rounds} alternating rounds "
+        "(same collection and embedding; chroma-mcp with the mcp 1.x client it speaks)")
+    chroma_dir = str(generation / "chroma")
+    ours: list[float] = []
+    theirs: list[float] = []
+    rounds = []
+    for number in range(args.rounds):
+        async with Client(stdio) as client:  # a fresh server per round, warmed up alike: as chroma-mcp's is
+            for query in queries[:5]:
+                await client.call_tool("vector_search", {"query": query, "top_k": 5})
+            it = iter(queries)
+            mine = await timed(lambda: client.call_tool("vector_search", {"query": next(it), "top_k": 5}), len(queries))
+        measured = chroma_mcp_job(chroma_dir, queries, cold_starts=3 if number == 0 else 0)
+        if number == 0:
+            report["cold_start_chroma_mcp"] = cold_report(measured["cold_start_s"], measured["first_answer_s"])
+        ours += mine
+        theirs += measured["query_s"]
+        pair = {"vector_search_p50_ms": percentiles(mine)["p50_ms"],
+                "chroma_mcp_p50_ms": percentiles(measured["query_s"])["p50_ms"]}
+        rounds.append({**pair, "ratio": round(pair["vector_search_p50_ms"] / pair["chroma_mcp_p50_ms"], 3)})
+    report["vector_vs_chroma_mcp"] = {
+        "rounds": rounds,
+        "median_ratio": round(statistics.median(r["ratio"] for r in rounds), 3),
+        "vector_search_stdio": percentiles(ours),
+        "chroma_mcp_query_stdio": percentiles(theirs),
+    }
+    return report
+
+
+def chroma_mcp_job(chroma_dir: str, queries: list[str], cold_starts: int) -> dict[str, list[float]]:
+    """One run of chroma_mcp_client.py: ``cold_starts`` cold starts, then every query once after a warm-up."""
     job = {
         "command": str(ensure_chroma_mcp_venv()),
-        "args": ["--client-type", "persistent", "--data-dir", str(generation / "chroma")],
-        "cold_starts": 3, "warmup": queries[:5], "queries": queries,
+        "args": ["--client-type", "persistent", "--data-dir", chroma_dir],
+        "cold_starts": cold_starts, "warmup": queries[:5], "queries": queries,
     }
-    measured = json.loads(subprocess.run(
+    return json.loads(subprocess.run(  # type: ignore[no-any-return]
         [str(CHROMA_MCP_VENV / "bin" / "python"), str(Path(__file__).with_name("chroma_mcp_client.py"))],
         input=json.dumps(job), capture_output=True, text=True, check=True,
     ).stdout)
-    report["cold_start_chroma_mcp"] = cold_report(measured["cold_start_s"], measured["first_answer_s"])
-    report["chroma_mcp_query_stdio"] = percentiles(measured["query_s"])
-    return report
 
 
 def main() -> None:
@@ -191,20 +219,26 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=BENCH_DATA / "scifact")
     parser.add_argument("--index", type=Path, default=CACHE / "scifact")
     parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=5, help="alternating vector_search / chroma-mcp rounds")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "latency" / "results.json")
     args = parser.parse_args()
     report = anyio.run(run, args)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
-    chroma = report["chroma_mcp_query_stdio"]
+    paired = report["vector_vs_chroma_mcp"]
+    chroma = paired["chroma_mcp_query_stdio"]
     print(f"| tool ({report['calls_per_tool']} calls each) | stdio p50 / p95 / p99 (ms) | HTTP p50 / p95 / p99 (ms) |")
     print("|---|---|---|")
     for tool, stats in report["stdio"].items():
         h = report["http"][tool]
         print(f"| {tool} | {stats['p50_ms']} / {stats['p95_ms']} / {stats['p99_ms']} | {h['p50_ms']} / {h['p95_ms']} / {h['p99_ms']} |")
-    print(f"| chroma-mcp chroma_query_documents | {chroma['p50_ms']} / {chroma['p95_ms']} / {chroma['p99_ms']} | – |")
-    ours = report["stdio"]["vector_search"]["p50_ms"]
-    print(f"\nvector_search p50 / chroma-mcp query p50 over stdio: {ours / chroma['p50_ms']:.2f}")
+    ours = paired["vector_search_stdio"]
+    print(f"\n| {len(paired['rounds'])} alternating rounds of {report['calls_per_tool']} calls | stdio p50 / p95 / p99 (ms) |")
+    print("|---|---|")
+    print(f"| vector_search | {ours['p50_ms']} / {ours['p95_ms']} / {ours['p99_ms']} |")
+    print(f"| chroma-mcp chroma_query_documents | {chroma['p50_ms']} / {chroma['p95_ms']} / {chroma['p99_ms']} |")
+    print(f"\nvector_search p50 / chroma-mcp query p50 over stdio, per round: "
+          f"{', '.join(str(r['ratio']) for r in paired['rounds'])}; median {paired['median_ratio']}")
     print(f"hybrid_search p50 / chroma-mcp query p50 over stdio: {report['stdio']['hybrid_search']['p50_ms'] / chroma['p50_ms']:.2f}")
     ours_cold, chroma_cold = report["cold_start_stdio"], report["cold_start_chroma_mcp"]
     print(f"cold start to first tools/list: ours {ours_cold['tools_list_median_s']} s, "
