@@ -166,9 +166,12 @@ class Retriever:
         *,
         required: bool,
         normalize: bool = False,
+        require_phrases: bool = True,
     ) -> list[tuple[str, float]]:
         try:
-            return self._keywords.search(query, k, corpora=corpora, doc_keys=doc_keys, normalize=normalize)
+            return self._keywords.search(
+                query, k, corpora=corpora, doc_keys=doc_keys, normalize=normalize, require_phrases=require_phrases
+            )
         except ValueError as e:
             if required:
                 raise InvalidQueryError(
@@ -197,9 +200,17 @@ class Retriever:
     ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
         """What hybrid search fuses: the ``depth`` best chunks by vector (citation id, cosine similarity)
         and by keyword (citation id, BM25 / the query's IDF mass); the keyword list is empty for a
-        query with no searchable words."""
+        query with no searchable words.
+
+        The keyword side reads quoted words as ordinary words: in a natural-language question a
+        quote is usually a title ('the film "Kiss and Tell"'), and requiring it verbatim would
+        drop the other documents the question needs. keyword_search is where quotes require a phrase.
+        """
         vector = self._vector_ranking(query, depth, corpora, doc_keys)
-        return vector, self._keyword_ranking(query, depth, corpora, doc_keys, required=False, normalize=True)
+        keyword = self._keyword_ranking(
+            query, depth, corpora, doc_keys, required=False, normalize=True, require_phrases=False
+        )
+        return vector, keyword
 
     def _hits(self, ranked: Sequence[tuple[str, float]], retriever: SearchMode) -> list[Hit]:
         """Join ranked citation ids to the document store, loading each document and chunk map once."""

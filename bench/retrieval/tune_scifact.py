@@ -55,7 +55,8 @@ def ndcg(rankings: Scored, data: BeirSet) -> float:
 
 
 def keyword_rankings(index: WhooshIndex, queries: dict[str, str]) -> Scored:
-    return {qid: index.search(text, DEPTH, normalize=True) for qid, text in queries.items()}
+    """BM25 rankings as hybrid search's keyword side makes them (normalised scores, quotes as plain words)."""
+    return {qid: index.search(text, DEPTH, normalize=True, require_phrases=False) for qid, text in queries.items()}
 
 
 def fusion_grid(vector: Scored, keyword: Scored, data: BeirSet) -> dict[str, float]:

@@ -220,11 +220,12 @@ def analyze_query_terms(text: str, analyzer: Analyzer) -> list[str]:
     return list(dict.fromkeys(token.text for token in analyzer(text, mode="query")))
 
 
-def build_keyword_query(fieldname: str, text: str, analyzer: Analyzer) -> Query:
+def build_keyword_query(fieldname: str, text: str, analyzer: Analyzer, *, require_phrases: bool = True) -> Query:
     """Turn user text into a Whoosh query; no Whoosh query syntax is interpreted.
 
     * Each quoted phrase (``"..."`` or ``“...”``) becomes a ``Phrase`` over its main
-      tokens (a ``Term`` if it has one); every phrase is required.
+      tokens (a ``Term`` if it has one); every phrase is required. With
+      ``require_phrases=False`` quotes are ignored: their words are ordinary terms.
     * All other text becomes an ``Or`` of its distinct query terms; these are optional
       when a phrase is present (they only add to the score) and otherwise at least one
       must match.
@@ -235,7 +236,7 @@ def build_keyword_query(fieldname: str, text: str, analyzer: Analyzer) -> Query:
     Raises :class:`EmptyQueryError` (an ``InvalidQueryError`` and a ``ValueError``) when
     nothing searchable remains, e.g. for ``""``, ``"?!"`` or only stop words.
     """
-    quoted, unquoted = _split_quoted(text)
+    quoted, unquoted = _split_quoted(text) if require_phrases else ([], [_STRAY_QUOTES_RE.sub(" ", text)])
     phrases = [_phrase_query(fieldname, phrase, analyzer) for phrase in quoted]
     required = [query for query in phrases if query is not None]
     terms = [Term(fieldname, term) for term in analyze_query_terms(" ".join(unquoted), analyzer)]

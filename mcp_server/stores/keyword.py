@@ -97,9 +97,13 @@ class WhooshIndex:
         corpora: Sequence[str] | None = None,
         doc_keys: set[str] | None = None,
         normalize: bool = False,
+        require_phrases: bool = True,
     ) -> list[tuple[str, float]]:
         """(citation id, BM25 score) of the ``k`` best chunks in ``corpora`` (None: all); raises
         ValueError for a query with no terms.
+
+        Quoted phrases must match verbatim unless ``require_phrases`` is False (then their
+        words are ordinary terms; see :func:`build_keyword_query`).
 
         With ``normalize`` each score is divided by the query's IDF mass: the sum of the IDF
         of its distinct terms that occur in the index. A chunk holding every such term once,
@@ -110,7 +114,7 @@ class WhooshIndex:
         if (doc_keys is not None and not doc_keys) or (corpora is not None and not corpora):
             return []
         analyzer = self._index.schema[CONTENT].analyzer
-        parsed = build_keyword_query(CONTENT, text, analyzer)
+        parsed = build_keyword_query(CONTENT, text, analyzer, require_phrases=require_phrases)
         restrictions: list[query.Query] = []
         if corpora is not None:
             restrictions.append(query.Or([query.Term("corpus", name) for name in corpora]))

@@ -186,6 +186,13 @@ def test_query_shapes() -> None:
     assert build_keyword_query("f", "“E1042” “北京”", analyzer) == And([Term("f", "e1042"), Term("f", "北京")])
 
 
+def test_quotes_can_be_read_as_plain_words() -> None:
+    analyzer = build_analyzer()
+    assert build_keyword_query("f", 'timeout "connection pool"', analyzer, require_phrases=False) == Or(
+        [Term("f", "timeout"), Term("f", "connect"), Term("f", "pool")]
+    )
+
+
 def test_unbalanced_quote_is_ignored() -> None:
     analyzer = build_analyzer()
     assert build_keyword_query("f", 'connection "pool', analyzer) == Or([Term("f", "connect"), Term("f", "pool")])

@@ -39,6 +39,12 @@ def test_quoted_phrase_requires_word_order(acme: Retriever) -> None:
     assert acme.search('"held lock migration"', mode="keyword") == []
 
 
+def test_hybrid_search_reads_quoted_words_as_ordinary_words(acme: Retriever) -> None:
+    # A quoted title in a question must not filter the keyword candidates down to that phrase.
+    _, keyword = acme.fusion_candidates('"held lock migration"', 10)
+    assert keyword and keyword[0][0].startswith("acme:engineering/deploy-errors#")
+
+
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])
 def test_chinese_query_finds_chinese_document(acme: Retriever, mode: str) -> None:
     hits = acme.search("年假需要提前几天申请", mode=mode, top_k=2)  # type: ignore[arg-type]
