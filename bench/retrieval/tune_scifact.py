@@ -1,6 +1,6 @@
 """Tune BM25 and hybrid fusion on the SciFact *train* queries; the defaults in Settings come from here.
 
-    python bench/retrieval/tune_scifact.py   # ~30-40 min on 2 shared cores (18 BM25 settings x 809 queries)
+    python bench/retrieval/tune_scifact.py   # ~11 min on 2 free cores (18 BM25 settings x 809 queries)
 
 1. BM25 (IDF formula, B, K1): the grid below, chosen by keyword nDCG@10 on the 809 train queries.
 2. Fusion, with that BM25: convex fusion (keyword weight, candidate depth) and reciprocal-rank
