@@ -94,6 +94,7 @@ async def cold_start(server: StdioServerParameters, repeat: int, query: str) -> 
 
 
 def cold_report(listed: list[float], answered: list[float]) -> dict[str, Any]:
+    """Medians and runs of the seconds to the first ``tools/list`` answer and to the first query's answer."""
     return {"tools_list_median_s": round(statistics.median(listed), 2),
             "first_answer_median_s": round(statistics.median(answered), 2),
             "runs": [{"tools_list_s": round(a, 2), "first_answer_s": round(b, 2)} for a, b in zip(listed, answered)]}
