@@ -28,6 +28,7 @@ SEARCH_DESCRIPTIONS = {
         "Search the document corpora for passages that answer a question. This is the default search: it fuses "
         "semantic and keyword rankings, so it works for natural questions and for specific terms alike.\n\n"
         "Use it first for any question about what the documents say (policies, procedures, guides, FAQs). "
+        "Quoted words count as ordinary words here. "
         "Prefer keyword_search when the question hinges on an exact identifier, error code or quoted phrase, and "
         "vector_search when the documents probably use different words than the question. Do not use it for "
         "counts, sums, prices or other facts about individual records (use sql_query), and use no tool at all "

@@ -77,12 +77,10 @@ def fusion_grid(vector: Scored, keyword: Scored, data: BeirSet) -> dict[str, flo
 
 def choose_convex(scores: dict[str, float]) -> tuple[int, float]:
     """The convex (depth, keyword weight): the best weight at the smallest depth within DEPTH_TOLERANCE of the best."""
-    convex = {(int(depth), float(weight)): score for (depth, weight), score in (
-        (label.removeprefix("convex depth=").split(" w="), score)
-        for label, score in scores.items() if label.startswith("convex"))}
+    convex = {(d, w): scores[f"convex depth={d} w={w}"] for d, w in itertools.product(DEPTH_GRID, CONVEX_WEIGHT_GRID)}
     best = max(convex.values())
     depth = min(d for (d, _), score in convex.items() if score >= best - DEPTH_TOLERANCE)
-    weight = max((w for d, w in convex if d == depth), key=lambda w: convex[(depth, w)])
+    weight = max(CONVEX_WEIGHT_GRID, key=lambda w: convex[(depth, w)])
     return depth, weight
 
 
