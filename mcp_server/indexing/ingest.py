@@ -35,6 +35,7 @@ from mcp_server.documents.loaders import load_document
 from mcp_server.embedding import Embedder, load_embedder
 from mcp_server.errors import IngestError
 from mcp_server.indexing.generations import (
+    STORE_LAYOUT,
     IndexLayout,
     Manifest,
     new_generation_name,
@@ -167,6 +168,7 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
         (current_manifest.vector_collection is not None) != (settings.chroma_url is not None)
     )
     rebuild = rebuild or (backend_changed and settings.chroma_url is None)
+    rebuild = rebuild or (current_manifest is not None and current_manifest.layout != STORE_LAYOUT)
     if current is not None and current_manifest is not None:
         previous = DocumentStore(current / "docstore.sqlite", read_only=True)
         known = {c.name: Path(c.root) for c in previous.corpora()}
@@ -203,6 +205,7 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
         documents=sum(d for d, _ in counts.values()),
         chunks=sum(c for _, c in counts.values()),
         vector_collection=collection,
+        layout=STORE_LAYOUT,
     )
     layout.publish(staging, manifest)
     _drop_vectors_of(settings, layout.remove_stale())

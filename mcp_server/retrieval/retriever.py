@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Literal
 
 from mcp_server.embedding import Embedder, load_embedder
-from mcp_server.errors import InvalidQueryError, NotFoundError
-from mcp_server.indexing.generations import GenerationLease, IndexLayout, Manifest
+from mcp_server.errors import BackendUnavailableError, IndexMissingError, InvalidQueryError, NotFoundError
+from mcp_server.indexing.generations import STORE_LAYOUT, GenerationLease, IndexLayout, Manifest
 from mcp_server.models import (
     ChunkSpan,
     Citation,
@@ -57,6 +57,11 @@ class Retriever:
     ) -> None:  # fmt: skip
         """Open ``generation``; ``lease`` (if any) is released by :meth:`close`."""
         manifest.check_model(embedder.name)
+        if manifest.layout != STORE_LAYOUT:
+            raise IndexMissingError(
+                f"index generation {generation.name} was built by an older version of ragmcp; "
+                "update it (from the embedding cache): ragmcp ingest"
+            )
         self.generation = generation
         self.manifest = manifest
         self.settings = settings
@@ -72,6 +77,14 @@ class Retriever:
         )
         self._corpora = {c.name: c for c in self._docstore.corpora()}
         self._lease = lease
+        with_vectors = set(self._vectors.corpora())
+        missing = sorted(name for name, (_, chunks) in self._docstore.counts().items() if chunks and name not in with_vectors)
+        if missing:
+            self.close()
+            raise BackendUnavailableError(
+                f"index generation {generation.name} has no vectors for corpora {', '.join(missing)}; "
+                "rebuild the index: ragmcp ingest --rebuild"
+            )
 
     @classmethod
     def open(cls, settings: Settings, embedder: Embedder | None = None) -> Retriever:
