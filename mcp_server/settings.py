@@ -198,8 +198,9 @@ class Settings(BaseSettings):
             raise ValueError("rrf_vector_weight and rrf_keyword_weight cannot both be 0")
         if (self.embedding_url or self.embedding_api_key) and not self.embedding_model.startswith("openai:"):
             raise ValueError(
-                f"embedding_url/embedding_api_key are set, but embedding_model {self.embedding_model!r} does not use a "
-                "server; set RAGMCP_EMBEDDING_MODEL=openai:<model> (the name the server knows the model by)"
+                "RAGMCP_EMBEDDING_URL or RAGMCP_EMBEDDING_API_KEY is set, but RAGMCP_EMBEDDING_MODEL is "
+                f"{self.embedding_model!r}, which uses no server; set RAGMCP_EMBEDDING_MODEL=openai:<model> "
+                "(the name the server knows the model by)"
             )
         return self
 

@@ -164,12 +164,14 @@ async def test_mcp_search_with_the_server_down_is_a_clear_tool_error(
         tools = RetrievalTools(retriever, open_database(settings), settings)
         async with Client(build_server(settings, tools)) as client:
             down = await client.call_tool("vector_search", {"query": "zebraword fuel"})
+            hybrid = await client.call_tool("hybrid_search", {"query": "zebraword fuel"})
             keyword = await client.call_tool("keyword_search", {"query": "zebraword"})
     finally:
         retriever.close()
-    assert down.is_error
-    assert f"cannot reach the embedding server at {server.url}" in text_of(down)
-    assert "RAGMCP_EMBEDDING_URL" in text_of(down)
+    for failed in (down, hybrid):
+        assert failed.is_error
+        assert f"cannot reach the embedding server at {server.url}" in text_of(failed)
+        assert "RAGMCP_EMBEDDING_URL" in text_of(failed)
     assert not keyword.is_error and "tiny:alpha#0" in text_of(keyword)  # what needs no embedding still works
 
 
@@ -287,14 +289,26 @@ def test_a_429_waits_as_long_as_retry_after_says(tiny_corpus: Path, tmp_path: Pa
     assert retried.at - limited.at >= 0.95  # the SDK's own first backoff is at most 0.5 s
 
 
-def test_a_server_that_keeps_failing_names_itself_and_its_answer(
+def test_a_server_that_fails_mid_ingest_names_itself_and_the_published_index_stays(
     tiny_corpus: Path, tmp_path: Path, embeddings: EmbeddingsServer
 ) -> None:
-    embeddings.script = [Reply(500, {"error": {"message": "CUDA out of memory"}})] * 2
     settings = through_server(tmp_path / "data", tiny_corpus, embeddings.url, embedding_max_retries=1)
+    ingest(settings)
+    published = index_files(settings)
+    write_doc(tiny_corpus, "delta.md", "Delta", "# Delta\n\nDelta wings fly at dawn.")
+    embeddings.script = [Reply(500, {"error": {"message": "CUDA out of memory"}})] * 2
+    requests = len(embeddings.received)
     with pytest.raises(BackendUnavailableError, match=f"server at {embeddings.url} answered 500 .*CUDA out of memory"):
         ingest(settings)
-    assert len(embeddings.received) == 2 and IndexLayout(settings.index_dir).current() is None
+    assert len(embeddings.received) == requests + 2  # the request and its one retry
+    after = {k: v for k, v in index_files(settings).items() if not k.startswith(".staging-")}
+    assert after == published  # the failed run got as far as staging; the published generation is as it was
+    retriever = Retriever.open(settings)
+    try:
+        assert retriever.search("delta wings", mode="keyword", top_k=3) == []
+        assert retriever.search("zebraword fuel", mode="vector")[0].citation.id == "tiny:alpha#0"
+    finally:
+        retriever.close()
 
 
 def test_an_unknown_model_or_a_url_without_v1_is_a_clear_error(
