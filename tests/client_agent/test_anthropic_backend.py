@@ -25,12 +25,25 @@ from client_agent.backends.anthropic_backend import (
     APIKeyError,
     from_environment,
 )
-from client_agent.backends.base import Decision, Exchange, Observation, RunView, ToolRequest
-from client_agent.connection import Catalog, CorpusSummary, ToolOutcome, ToolSpec, connect, evidence_from
+from client_agent.backends.base import (
+    Decision,
+    Exchange,
+    Observation,
+    RunView,
+    ToolRequest,
+)
+from client_agent.connection import (
+    Catalog,
+    CorpusSummary,
+    ToolOutcome,
+    ToolSpec,
+    connect,
+    evidence_from,
+)
 from client_agent.evidence import Ledger
 from client_agent.loop import Agent
 from client_agent.reflection import REFLECTION_INSTRUCTIONS
-from mcp_server.ingest import ingest
+from mcp_server.indexing.ingest import ingest
 from mcp_server.settings import Settings
 from tests.client_agent.fake_anthropic import (
     OVERLOADED,
