@@ -17,9 +17,11 @@ all of one dimension; anything else is an error that names the server and the se
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 import numpy.typing as npt
@@ -49,6 +51,13 @@ class EmbeddingServer:
     def base_url(self) -> str:
         return (self.url or OPENAI_URL).rstrip("/")
 
+    @property
+    def public_url(self) -> str:
+        """The base URL without any ``user:password@`` in it: what the index records and messages show."""
+        parts = urlsplit(self.base_url)
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit(parts._replace(netloc=host))
+
     def key(self) -> str:
         """The API key to send: the configured one; for OpenAI's own API, else ``OPENAI_API_KEY``."""
         if self.api_key:
@@ -77,7 +86,7 @@ class ServerEmbedding(EmbeddingFunction[Documents]):
     @property
     def identity(self) -> str:
         """What the index records: the model and the server that computes it."""
-        return f"openai:{self.model}@{self.server.base_url}"
+        return f"openai:{self.model}@{self.server.public_url}"
 
     @cached_property
     def _client(self) -> OpenAI:
@@ -98,13 +107,13 @@ class ServerEmbedding(EmbeddingFunction[Documents]):
     def _request(self, texts: list[str]) -> list[npt.NDArray[np.float32]]:
         import openai
 
-        url, setting = self.server.base_url, "RAGMCP_EMBEDDING_URL"
+        url, attempts = self.server.public_url, f"{self.server.max_retries + 1} attempt(s)"
         try:
             response = self._client.embeddings.create(model=self.model, input=texts)
         except openai.APIConnectionError as e:  # refused, unreachable, timed out - after every retry
             raise BackendUnavailableError(
-                f"cannot reach the embedding server at {url} ({_reason(e)}, {self.server.max_retries} retries); "
-                f"start it, or set {setting} to its address"
+                f"cannot reach the embedding server at {url} ({_reason(e)}; {attempts}); "
+                "start it, or set RAGMCP_EMBEDDING_URL to its address"
             ) from e
         except (openai.AuthenticationError, openai.PermissionDeniedError) as e:
             raise EmbeddingModelError(
@@ -114,28 +123,21 @@ class ServerEmbedding(EmbeddingFunction[Documents]):
         except openai.NotFoundError as e:
             raise EmbeddingModelError(
                 f"the embedding server at {url} answered 404 for model {self.model!r} ({_detail(e)}): check that "
-                f"RAGMCP_EMBEDDING_MODEL=openai:<name> names a model it serves and that {setting} is its "
+                "RAGMCP_EMBEDDING_MODEL=openai:<name> names a model it serves and that RAGMCP_EMBEDDING_URL is its "
                 "OpenAI base URL, usually ending in /v1"
             ) from e
         except openai.APIStatusError as e:
-            kind = BackendUnavailableError if e.status_code == 429 or e.status_code >= 500 else EmbeddingModelError
-            raise kind(
+            if e.status_code == 429 or e.status_code >= 500:  # retried: the server is overloaded or failing
+                raise BackendUnavailableError(
+                    f"the embedding server at {url} answered {e.status_code} for model {self.model!r} "
+                    f"({attempts}): {_detail(e)}"
+                ) from e
+            raise EmbeddingModelError(
                 f"the embedding server at {url} answered {e.status_code} for model {self.model!r}: {_detail(e)}"
             ) from e
         except (openai.APIError, ValueError) as e:  # an answer the SDK cannot read (no data, not JSON)
             raise EmbeddingModelError(f"the embedding server at {url} sent an unreadable answer: {e}") from e
-        data = sorted(response.data, key=lambda item: item.index)
-        if [item.index for item in data] != list(range(len(texts))):
-            raise EmbeddingModelError(
-                f"the embedding server at {url} returned {len(data)} vectors for {len(texts)} texts"
-            )
-        vectors = [np.asarray(item.embedding, dtype=np.float32) for item in data]
-        dimensions = sorted({len(v) for v in vectors})
-        if len(dimensions) != 1 or dimensions[0] == 0:
-            raise EmbeddingModelError(
-                f"the embedding server at {url} returned vectors of {dimensions} dimensions in one answer"
-            )
-        return vectors
+        return _checked_vectors(response.data, len(texts), url)
 
     @staticmethod
     def name() -> str:
@@ -163,6 +165,21 @@ class ServerEmbedding(EmbeddingFunction[Documents]):
             max_retries=int(config["max_retries"]),
         )  # fmt: skip
         return ServerEmbedding(config["model"], server)
+
+
+def _checked_vectors(data: Sequence[Any], count: int, url: str) -> list[npt.NDArray[np.float32]]:
+    """The answer's vectors in input order, after checking there is one per text, all of one length."""
+    items = sorted(data, key=lambda item: item.index)
+    if [item.index for item in items] != list(range(count)):
+        raise EmbeddingModelError(f"the embedding server at {url} returned {len(items)} vectors for {count} texts")
+    vectors = [np.asarray(item.embedding, dtype=np.float32) for item in items]
+    shapes = sorted({v.shape for v in vectors})
+    if len(shapes) != 1 or len(shapes[0]) != 1 or shapes[0][0] == 0:
+        raise EmbeddingModelError(
+            f"the embedding server at {url} returned vectors of shapes {shapes} in one answer; "
+            "each text needs one vector, all of one length"
+        )
+    return vectors
 
 
 def _reason(error: Exception) -> str:

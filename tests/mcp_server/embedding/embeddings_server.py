@@ -60,6 +60,9 @@ class EmbeddingsServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def stop(self) -> None:
+        """Stop answering and free the port (again: nothing)."""
+        if not self._thread.is_alive():
+            return
         self._http.shutdown()
         self._http.server_close()
         self._thread.join()

@@ -3,6 +3,7 @@ against a local ``/v1/embeddings`` server answering with the bundled model's rea
 
 from __future__ import annotations
 
+import base64
 import shutil
 import socket
 import sqlite3
@@ -324,6 +325,24 @@ def test_an_unknown_model_or_a_url_without_v1_is_a_clear_error(
         ingest(without_v1)
 
 
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ([{"object": "embedding", "index": 0, "embedding": [0.5] * 384}], "1 vectors for 2 texts"),
+        ([{"object": "embedding", "index": i, "embedding": [0.5] * (384 + i)} for i in range(2)], "vectors of shapes"),
+    ],
+)
+def test_an_answer_without_one_vector_per_text_is_refused(
+    embeddings: EmbeddingsServer, fresh_embedders: None, data: list[dict[str, Any]], message: str
+) -> None:
+    settings = Settings(embedding_model=f"openai:{MODEL}", embedding_url=embeddings.url)
+    embedder = load_embedder(settings.embedding_model, None, settings.embedding_server)
+    assert embedder.dimension == 384
+    embeddings.script = [Reply(200, {"object": "list", "model": MODEL, "data": data})]
+    with pytest.raises(EmbeddingModelError, match=f"server at {embeddings.url} returned {message}"):
+        embedder.embed(["first text", "second text"])
+
+
 # --- the identity the index records --------------------------------------------------------------
 
 
@@ -370,6 +389,24 @@ def test_the_api_key_goes_to_the_configured_server_only(
     assert {r.authorization for r in embeddings.received} == {"Bearer no-key", "Bearer sk-local"}
     assert "sk-local" not in repr(keyed) and "sk-local" not in repr(keyed.embedding_server)
     assert keyed.to_env()["RAGMCP_EMBEDDING_API_KEY"] == "sk-local"  # worker processes get the real key
+
+
+def test_credentials_in_the_url_are_used_but_never_recorded(
+    tiny_corpus: Path, tmp_path: Path, embeddings: EmbeddingsServer
+) -> None:
+    url = embeddings.url.replace("http://", "http://user:s3cret@")
+    settings = through_server(tmp_path / "data", tiny_corpus, url, embedding_max_retries=0)
+    ingest(settings)
+    retriever = Retriever.open(settings)
+    try:
+        assert retriever.manifest.embedding_model == f"openai:{MODEL}@{embeddings.url}"
+        basic = "Basic " + base64.b64encode(b"user:s3cret").decode()
+        assert {r.authorization for r in embeddings.received} == {basic}  # sent to the server, as HTTP basic auth
+        embeddings.stop()
+        with pytest.raises(BackendUnavailableError, match=f"cannot reach the embedding server at {embeddings.url}"):
+            retriever.search("zebraword", mode="vector")
+    finally:
+        retriever.close()
 
 
 def test_openai_itself_without_a_key_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, fresh_embedders: None) -> None:
