@@ -3,8 +3,9 @@ llama.cpp's ``llama-server``, a gateway, or OpenAI itself.
 
 The spec ``openai:<model>`` names the model as the server knows it; the server is
 ``RAGMCP_EMBEDDING_URL`` (its OpenAI base URL, ending in ``/v1``; unset: OpenAI's API) and
-``RAGMCP_EMBEDDING_API_KEY`` its key (unset: none is sent, except that OpenAI's own API falls
-back to ``OPENAI_API_KEY`` - a key is never sent to a server it was not given for).
+``RAGMCP_EMBEDDING_API_KEY`` its key (unset: a placeholder, which local servers ignore; only
+OpenAI's own API falls back to ``OPENAI_API_KEY``, so a key never goes to a server it was not
+given for). The index records the model with the server's URL (less any ``user:password@``).
 
 Requests go through the ``openai`` SDK, the client these servers test against: it asks for
 base64 vectors (and reads float lists from servers that ignore that), retries connection
