@@ -19,6 +19,7 @@ share between worker processes and hosts.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import shutil
 from collections.abc import Sequence
@@ -120,7 +121,8 @@ class ChromaStore:
                 raise RuntimeError(f"read-only vector store has no collection for corpus {corpus!r}")
             self._collections[corpus] = self._client.get_or_create_collection(
                 collection_name(self._prefix, corpus), embedding_function=self._embedder.function,  # type: ignore[arg-type]
-                configuration=CONFIGURATION, metadata={"corpus": corpus},
+                configuration=copy.deepcopy(CONFIGURATION),  # Chroma adds the function to the dict it gets
+                metadata={"corpus": corpus},
             )  # fmt: skip
         return self._collections[corpus]
 
