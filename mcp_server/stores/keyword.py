@@ -155,9 +155,9 @@ class WhooshIndex:
         parsed = build_keyword_query(CONTENT, text, self._analyzer, require_phrases=require_phrases)
         if doc_keys is not None and not doc_keys:
             return []
+        # Every searched corpus counts in the statistics, whether or not the filter leaves it a document,
+        # so a filter changes which chunks are found but not how each one scores.
         names = self.corpora() if corpora is None else sorted(set(corpora) & set(self._shards))
-        if doc_keys is not None:  # a shard holding none of the documents adds nothing but statistics
-            names = [name for name in names if any(key.startswith(f"{name}:") for key in doc_keys)]
         reader = _union_reader([self._shards[name] for name in names])
         if reader is None:
             return []
