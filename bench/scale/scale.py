@@ -119,7 +119,7 @@ async def latency(env: dict[str, str], queries: list[str], doc_ids: list[str], c
     return results
 
 
-def measure(args: argparse.Namespace, chunks: int, queries: list[str], doc_ids: list[str]) -> dict[str, Any]:
+def measure(args: argparse.Namespace, chunks: int, queries: list[str]) -> dict[str, Any]:
     workdir = args.workdir / str(chunks)
     corpus, data_dir = workdir / "corpus", workdir / "data"
     shutil.rmtree(data_dir, ignore_errors=True)
@@ -132,6 +132,7 @@ def measure(args: argparse.Namespace, chunks: int, queries: list[str], doc_ids: 
     log(f"{chunks} chunks: re-ingest, nothing changed")
     unchanged = run_ingest(env)
     generation = data_dir / "index" / (data_dir / "index" / "CURRENT").read_text().strip()
+    doc_ids = [f"scale:{path.stem}#0" for path in sorted(corpus.glob("c0-*.md"))[: args.calls]]
     log(f"{chunks} chunks: {args.calls} calls per tool over stdio")
     tools = anyio.run(latency, env, queries, doc_ids, args.calls)
     without_embedding = first["seconds"] - first["embed_seconds"]
@@ -164,8 +165,7 @@ def main() -> None:
     texts = {q["_id"]: q["text"] for q in read_jsonl(args.data / "queries.jsonl")}
     qrels = read_qrels(args.data / "qrels" / "test.tsv")
     queries = [texts[qid] for qid in qrels][: args.calls]
-    doc_ids = [f"scale:c0-{doc}#0" for qid in list(qrels)[: args.calls] for doc in list(qrels[qid])[:1]]
-    runs = [measure(args, chunks, queries, doc_ids) for chunks in args.chunks]
+    runs = [measure(args, chunks, queries) for chunks in args.chunks]
     results = json.loads(args.out.read_text()) if args.out.exists() else {}
     results[args.label] = {
         "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
