@@ -8,8 +8,8 @@ what it does not know: a sub-question whose terms no evidence covers gets "I cou
 
 *Coverage* of a sub-question by one evidence item is the share of the sub-question's content
 terms that appear in the item (text, title and section); codes and model names must all
-appear. A term the item does not contain counts as half present when a word of the item
-means nearly the same (:data:`~client_agent.meaning.WORD_MEANING`, by the bundled embedding
+appear. A term the item does not contain counts as half present when a word of the item's
+sentence holding most of the question's terms means nearly the same (:data:`~client_agent.meaning.WORD_MEANING`, by the bundled embedding
 model, :mod:`client_agent.meaning`): "cats" and "pets", "married" and "wedding". A sub-question is
 covered when some item reaches :data:`COVERED`.
 
@@ -104,10 +104,15 @@ def coverage(question: str, ledger: Ledger) -> Coverage:
 
 
 def _meant(question: str, terms: list[str], item: Evidence) -> set[str]:
-    """The question ``terms`` (not codes, not Chinese) that a word of ``item`` means nearly the same as."""
+    """The question ``terms`` (not codes, not Chinese) that a word of ``item``'s best sentence means nearly the
+    same as. The best sentence is the one holding most of the question's terms: meaning fills a gap in a
+    sentence that says most of the rest, not across unrelated sentences of a long item."""
     words = {term: word for term, word in zip(terms, original_words(question, terms), strict=True)
              if not identifier_like(term) and not is_cjk(term)}
-    vocabulary = list(dict.fromkeys(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z\-]+", f"{item.header} {item.text}")
+    asked = set(content_terms(question))
+    best = max(sentences(item.text, headings=False) or [item.text],
+               key=lambda sentence: len(asked & set(content_terms(sentence))))
+    vocabulary = list(dict.fromkeys(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z\-]+", best)
                                     if len(w) > 2 and w.lower() not in STOPWORDS))
     meant = matched_words(list(words.values()), vocabulary)
     return {term for term, word in words.items() if word in meant}
