@@ -342,9 +342,14 @@ def _tables_for(question: str, catalog: Catalog) -> list[str]:
 
 
 def _decline(catalog: Catalog, searched: list[str] | None = None) -> str:
+    """The answer to a general-knowledge question; after a search of undescribed corpora, worded as statements
+    about the evidence (the citation check exempts those), since the run then has evidence to check against."""
+    if searched:
+        return (f"I found no source about this in {', '.join(searched)} (no description says what it holds, so I "
+                "searched it): it looks like a general-knowledge question rather than one about the knowledge base. "
+                "I could not answer it otherwise: the offline mode has no language model and only answers from the "
+                "knowledge base; set ANTHROPIC_API_KEY to ask Claude.")
     topics = ", ".join(c.name for c in catalog.corpora) or "no corpora"
-    how = (f"but nothing in {', '.join(searched)} (no description says what it holds, so I searched it) is "
-           "about it" if searched else "so I did not search it")
-    return (f"This looks like a general-knowledge question rather than one about the knowledge base (corpora: "
-            f"{topics}), {how}. The offline mode has no language model and only answers from the knowledge "
-            "base; set ANTHROPIC_API_KEY to ask Claude.")
+    return ("This looks like a general-knowledge question rather than one about the knowledge base "
+            f"(corpora: {topics}), so I did not search it. The offline mode has no language model and only "
+            "answers from the knowledge base; set ANTHROPIC_API_KEY to ask Claude.")
