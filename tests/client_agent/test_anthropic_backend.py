@@ -17,15 +17,13 @@ import pytest
 
 from client_agent.backends.anthropic_backend import (
     DEFAULT_MODEL,
-    DROPPED_EVIDENCE,
-    LOOP_EVIDENCE,
-    MUST_ANSWER,
     AnthropicBackend,
     AnthropicBackendError,
     APIKeyError,
     from_environment,
 )
 from client_agent.backends.base import Decision, Exchange, Observation, RunView, ToolRequest
+from client_agent.backends.conversation import DROPPED_EVIDENCE, LOOP_EVIDENCE, MUST_ANSWER, ModelBackendError
 from client_agent.connection import Catalog, CorpusSummary, ToolOutcome, ToolSpec, connect, evidence_from
 from client_agent.evidence import Ledger
 from client_agent.loop import Agent
@@ -238,7 +236,7 @@ async def test_the_environment_configures_key_base_url_model_and_max_tokens(
 @pytest.mark.parametrize("value", ["lots", "0", "-5"])
 def test_a_bad_max_tokens_setting_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     monkeypatch.setenv("RAG_AGENT_MAX_TOKENS", value)
-    with pytest.raises(AnthropicBackendError, match="RAG_AGENT_MAX_TOKENS must be a positive whole number"):
+    with pytest.raises(ModelBackendError, match="RAG_AGENT_MAX_TOKENS must be a positive whole number"):
         from_environment(api_key=KEY)
 
 
