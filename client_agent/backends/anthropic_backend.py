@@ -53,11 +53,10 @@ from anthropic.types import (
 from client_agent.backends.base import Decision, ModelCall, Observation, Reply, RunView, ToolRequest
 from client_agent.backends.conversation import (
     DROPPED_EVIDENCE, LOOP_EVIDENCE, MUST_ANSWER, REFLECTION_RETRY, CitationMode, ModelBackendError, cited,
-    cited_text,
-    evidence_title, first_line, history_turns, max_tokens_setting, state_of, system_prompt, unseen,
+    cited_text, evidence_title, first_line, history_turns, max_tokens_setting, state_of, system_prompt, unseen,
 )
 from client_agent.connection import Catalog, ToolOutcome
-from client_agent.evidence import Evidence, Ledger
+from client_agent.evidence import Evidence
 from client_agent.reflection import REFLECTION_INSTRUCTIONS
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
