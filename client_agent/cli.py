@@ -31,7 +31,7 @@ from client_agent.backends.conversation import CitationMode, ModelBackendError
 from client_agent.backends.offline import OfflineBackend
 from client_agent.connection import ServerConnectionError, ToolServer, connect
 from client_agent.evaluation import (
-    EvalQuestion, QuestionSetError, evaluate, load_questions, render_markdown, write_report,
+    EvalQuestion, Prices, QuestionSetError, evaluate, load_questions, render_markdown, write_report,
 )
 from client_agent.loop import Agent, Budgets, RunResult
 from client_agent.trace import default_trace_path
@@ -191,12 +191,16 @@ def chat(**values: Any) -> None:
 @click.argument("question_set", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=Path("eval-report.json"),
               show_default=True, help="Where to write the full JSON report (summary plus every run).")
+@click.option("--input-price", type=click.FloatRange(0), help="US dollars per million input tokens, for the cost.")
+@click.option("--output-price", type=click.FloatRange(0), help="US dollars per million output tokens, for the cost.")
 @shared_options
-def evaluate_command(question_set: Path, output: Path, **values: Any) -> None:
+def evaluate_command(question_set: Path, output: Path, input_price: float | None, output_price: float | None,
+                     **values: Any) -> None:
     """Run every question of QUESTION_SET (JSONL) and report process health, quality and cost.
 
     Each line: {"question": ..., "kind": ..., "expected_answer": ..., "expected_state": ...,
     "expected_sources": [...]} (all but "question" optional). Prints the report as Markdown.
+    Run it once per --backend/--model to compare models; with the prices, the cost is in dollars.
     """
     try:
         questions = load_questions(question_set)
@@ -211,7 +215,8 @@ def evaluate_command(question_set: Path, output: Path, **values: Any) -> None:
             return await _answer(server, options, question.question, [], traces / f"{name}.jsonl")
 
         outcomes = await evaluate(questions, ask, options.progress)
-        report = write_report(outcomes, output)
+        priced = input_price is not None or output_price is not None
+        report = write_report(outcomes, output, Prices(input_price or 0.0, output_price or 0.0) if priced else None)
         click.echo(json.dumps(report, ensure_ascii=False, indent=2) if options.as_json else render_markdown(report))
         _say(f"report: {output}; traces: {traces}/")
 

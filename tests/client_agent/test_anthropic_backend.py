@@ -342,6 +342,109 @@ async def test_evidence_the_ledger_dropped_is_replaced_by_a_placeholder(
     assert (dropped["source"], dropped["content"]) == ("tiny:beta#0", [{"type": "text", "text": DROPPED_EVIDENCE}])
 
 
+# --- Anthropic-compatible servers: native citations or cited text ---------------------------------
+
+
+def _sent_search_results(body: dict[str, Any]) -> bool:
+    return '"search_result"' in json.dumps(body)
+
+
+@pytest.mark.anyio
+async def test_a_server_that_rejects_search_results_gets_cited_text_for_the_rest_of_the_run() -> None:
+    said: list[str] = []
+    with FakeAnthropic(rejects_search_results=True) as server:
+        backend = from_environment(model="qwen3", base_url=server.url, api_key=KEY, notice=said.append)
+        run = view()
+        try:
+            await gather_evidence(server, backend, run)
+            server.enqueue(message(text("never used: refused")), message(text("first")), message(text("second")))
+            assert (await backend.decide(run)).answer == "first"
+            backend.note("Reflection verdict: not sufficient.")
+            assert (await backend.decide(run)).answer == "second"
+        finally:
+            await backend.aclose()
+
+    assert backend.citations == "text"
+    assert said == [f"The Messages API at {server.url} does not accept search_result blocks (Claude's native "
+                    "citations): sending search hits as cited text for the rest of this run (--citations text "
+                    "skips this first try)."]
+    first, refused, resent, later = server.bodies
+    assert _sent_search_results(refused) and not _sent_search_results(resent) and not _sent_search_results(later)
+    assert resent["messages"] == [_on_text_wire(m) for m in refused["messages"]]
+    search = user_turn(resent)[0]
+    assert search["tool_use_id"] == "toolu_01"
+    assert search["content"] == (
+        "2 hits for 'alpha reactor fuel' in corpus tiny (hybrid search), best first.\n\n"
+        f"[tiny:alpha#0] Alpha (updated 2024-05-01)\n{ALPHA[1]}\n\n[tiny:beta#0] Beta\n{BETA[1]}"
+    )
+    assert later["messages"][2] == resent["messages"][2]  # the run's history stays in text form
+
+
+def _on_text_wire(message_param: dict[str, Any]) -> dict[str, Any]:
+    """What a message should look like with hits as cited text: the refused request's, minus search_result
+    blocks (checked independently of the back-end's converter: the search tool result is the only change)."""
+    content = message_param["content"]
+    if isinstance(content, str) or not any(b.get("type") == "tool_result" and isinstance(b.get("content"), list)
+                                           for b in content):
+        return message_param
+    converted = []
+    for block in content:
+        if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+            parts = [p["text"] if p["type"] == "text" else f"[{p['source']}] {p['title']}\n{p['content'][0]['text']}"
+                     for p in block["content"]]
+            block = {**block, "content": "\n\n".join(parts)}
+        converted.append(block)
+    return {**message_param, "content": converted}
+
+
+@pytest.mark.anyio
+async def test_citations_text_never_sends_search_results_and_a_gateway_keeps_native_ones(
+    fake: FakeAnthropic
+) -> None:
+    forced = from_environment(base_url=fake.url, api_key=KEY, citations="text")
+    gateway = from_environment(base_url=fake.url, api_key=KEY)  # auto, at a URL that is not Anthropic's
+    try:
+        await request_after_evidence(fake, forced)
+        text_body = fake.bodies[-1]
+        await request_after_evidence(fake, gateway)
+        native_body = fake.bodies[-1]
+    finally:
+        await forced.aclose()
+        await gateway.aclose()
+    assert not _sent_search_results(text_body)
+    assert user_turn(text_body)[0]["content"].startswith("2 hits for 'alpha reactor fuel'")
+    assert [b["type"] for b in user_turn(native_body)[0]["content"]] == ["text", "search_result", "search_result"]
+    assert gateway.citations == "auto"
+
+
+@pytest.mark.anyio
+async def test_citations_native_on_a_server_that_rejects_them_is_a_clear_error() -> None:
+    with FakeAnthropic(rejects_search_results=True) as server:
+        backend = from_environment(base_url=server.url, api_key=KEY, citations="native")
+        try:
+            with pytest.raises(AnthropicBackendError, match="does not take search_result blocks: use --citations text"):
+                await request_after_evidence(server, backend)
+        finally:
+            await backend.aclose()
+    assert len(server.requests) == 2  # no second try as text
+
+
+@pytest.mark.anyio
+async def test_another_bad_request_is_not_mistaken_for_a_search_result_refusal(
+    fake: FakeAnthropic, backend: AnthropicBackend
+) -> None:
+    fake.enqueue(ErrorReply(400, "invalid_request_error", "max_tokens: must be at most 8192"))
+    with pytest.raises(AnthropicBackendError, match=r"refused the request \(400\): max_tokens: must be at most 8192$"):
+        await backend.decide(view())
+    assert len(fake.requests) == 1 and backend.citations == "auto"
+
+
+def test_a_local_messages_server_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    backend = from_environment(base_url="http://127.0.0.1:11434")
+    assert backend.client.api_key == "not-needed"
+
+
 # --- answers, citations, reflection, revision ---------------------------------------------------
 
 
