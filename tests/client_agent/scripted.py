@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from client_agent.backends.base import Exchange, RunView
+from client_agent.backends.base import Backend, Exchange, Observation, RunView
 from client_agent.connection import Catalog, CorpusSummary, ToolOutcome, ToolSpec, evidence_from
 from client_agent.evidence import Ledger
+from tests.client_agent.fake_http import ScriptedServer
 
 QUESTION = "What fuel does the alpha reactor use, and how many orders are open?"
 
@@ -72,3 +73,42 @@ BETA = ("beta", "Beta teams meet every Tuesday to review the quarterly roadmap."
 
 def view(question: str = QUESTION, history: list[Exchange] | None = None, ledger: Ledger | None = None) -> RunView:
     return RunView(question, history or [], CATALOG, ledger if ledger is not None else Ledger())
+
+
+PARALLEL_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("hybrid_search", {"query": "alpha reactor fuel", "corpus": "tiny"}),
+    ("sql_query", {"sql": "SELECT count(*) AS open_orders FROM orders"}),
+    ("keyword_search", {"query": "", "corpus": "nowhere"}),
+]
+"""The three calls :func:`gather_evidence` scripts: a search, a SQL query, and one that fails."""
+
+
+async def gather_evidence(fake: ScriptedServer, backend: Backend, run: RunView,
+                          calls_reply: dict[str, Any]) -> list[ToolOutcome]:
+    """One decide whose scripted reply (``calls_reply``, in the server's wire format) makes the
+    :data:`PARALLEL_CALLS`; their outcomes go into the ledger and are observed."""
+    fake.enqueue(calls_reply)
+    decision = await backend.decide(run)
+    outcomes = [
+        search_outcome("alpha reactor fuel", ALPHA, BETA),
+        sql_outcome(),
+        ToolOutcome("keyword_search", {"query": ""}, True, UNKNOWN_CORPUS, None, 0.0),
+    ]
+    for outcome in outcomes:
+        run.ledger.add(outcome.evidence)
+    backend.observe([Observation(request, outcome) for request, outcome in zip(decision.tool_calls, outcomes)])
+    return outcomes
+
+
+async def request_after_evidence(fake: ScriptedServer, backend: Backend, calls_reply: dict[str, Any],
+                                 done_reply: dict[str, Any], run: RunView | None = None, note: str | None = None,
+                                 must_answer: bool = False) -> dict[str, Any]:
+    """The body of the decide request that follows :func:`gather_evidence` (and ``note``, if given)."""
+    run = run or view()
+    await gather_evidence(fake, backend, run, calls_reply)
+    if note:
+        backend.note(note)
+    run.must_answer = must_answer
+    fake.enqueue(done_reply)
+    await backend.decide(run)
+    return fake.requests[-1].body

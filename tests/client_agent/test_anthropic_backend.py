@@ -41,8 +41,10 @@ from tests.client_agent.fake_anthropic import (
     text,
     tool_use,
 )
+from tests.client_agent import scripted
 from tests.client_agent.scripted import (
-    ALPHA, BETA, SEARCH_SCHEMA, SQL_SCHEMA, UNKNOWN_CORPUS, citation, search_outcome, sql_outcome, view,
+    PARALLEL_CALLS,
+    ALPHA, BETA, SEARCH_SCHEMA, SQL_SCHEMA, UNKNOWN_CORPUS, citation, search_outcome, view,
 )
 from tests.helpers import subprocess_env
 
@@ -77,37 +79,18 @@ def user_turn(body: dict[str, Any]) -> list[dict[str, Any]]:
     return list(last["content"])
 
 
+CALLS = message(text("Let me look that up."),
+                *(tool_use(f"toolu_0{n}", name, args) for n, (name, args) in enumerate(PARALLEL_CALLS, start=1)))
+
+
 async def gather_evidence(fake: FakeAnthropic, backend: AnthropicBackend, run: RunView) -> list[ToolOutcome]:
     """One decide that asks for a search, a SQL query and a failing call; their outcomes observed."""
-    fake.enqueue(message(
-        text("Let me look that up."),
-        tool_use("toolu_01", "hybrid_search", {"query": "alpha reactor fuel", "corpus": "tiny"}),
-        tool_use("toolu_02", "sql_query", {"sql": "SELECT count(*) AS open_orders FROM orders"}),
-        tool_use("toolu_03", "keyword_search", {"query": "", "corpus": "nowhere"}),
-    ))  # fmt: skip
-    decision = await backend.decide(run)
-    outcomes = [
-        search_outcome("alpha reactor fuel", ALPHA, BETA),
-        sql_outcome(),
-        ToolOutcome("keyword_search", {"query": ""}, True, UNKNOWN_CORPUS, None, 0.0),
-    ]
-    for outcome in outcomes:
-        run.ledger.add(outcome.evidence)
-    backend.observe([Observation(request, outcome) for request, outcome in zip(decision.tool_calls, outcomes)])
-    return outcomes
+    return await scripted.gather_evidence(fake, backend, run, CALLS)
 
 
 async def request_after_evidence(fake: FakeAnthropic, backend: AnthropicBackend, run: RunView | None = None,
                                  note: str | None = None, must_answer: bool = False) -> dict[str, Any]:
-    """The body of the decide request that follows :func:`gather_evidence` (and ``note``, if given)."""
-    run = run or view()
-    await gather_evidence(fake, backend, run)
-    if note:
-        backend.note(note)
-    run.must_answer = must_answer
-    fake.enqueue(message(text("done")))
-    await backend.decide(run)
-    return fake.requests[-1].body
+    return await scripted.request_after_evidence(fake, backend, CALLS, message(text("done")), run, note, must_answer)
 
 
 # --- configuration and authentication ------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from client_agent.backends.base import Exchange, Observation, RunView, ToolRequest
+from client_agent.backends.base import Exchange, RunView, ToolRequest
 from client_agent.backends.conversation import DROPPED_EVIDENCE, LOOP_EVIDENCE, MUST_ANSWER
 from client_agent.backends.openai_backend import VERDICT_FORMAT, OpenAIBackend, OpenAIBackendError, from_environment
 from client_agent.connection import ToolOutcome, connect
@@ -27,8 +27,10 @@ from client_agent.trace import read_trace
 from mcp_server.ingest import ingest
 from mcp_server.settings import Settings
 from tests.client_agent.fake_openai import RATE_LIMITED, UNAUTHORIZED, ErrorReply, FakeOpenAI, completion, tool_call
+from tests.client_agent import scripted
 from tests.client_agent.scripted import (
-    ALPHA, BETA, SEARCH_SCHEMA, SQL_SCHEMA, UNKNOWN_CORPUS, search_outcome, sql_outcome, view,
+    PARALLEL_CALLS,
+    ALPHA, BETA, SEARCH_SCHEMA, SQL_SCHEMA, UNKNOWN_CORPUS, search_outcome, view,
 )
 from tests.helpers import subprocess_env
 
@@ -49,36 +51,18 @@ async def backend(fake: FakeOpenAI) -> AsyncIterator[OpenAIBackend]:
     await backend.aclose()
 
 
+CALLS = completion("Let me look that up.",
+                   *(tool_call(f"call_{n}", name, args) for n, (name, args) in enumerate(PARALLEL_CALLS, start=1)))
+
+
 async def gather_evidence(fake: FakeOpenAI, backend: OpenAIBackend, run: RunView) -> list[ToolOutcome]:
     """One decide that asks, in parallel, for a search, a SQL query and a failing call; outcomes observed."""
-    fake.enqueue(completion(
-        "Let me look that up.",
-        tool_call("call_1", "hybrid_search", {"query": "alpha reactor fuel", "corpus": "tiny"}),
-        tool_call("call_2", "sql_query", {"sql": "SELECT count(*) AS open_orders FROM orders"}),
-        tool_call("call_3", "keyword_search", {"query": "", "corpus": "nowhere"}),
-    ))  # fmt: skip
-    decision = await backend.decide(run)
-    outcomes = [
-        search_outcome("alpha reactor fuel", ALPHA, BETA),
-        sql_outcome(),
-        ToolOutcome("keyword_search", {"query": ""}, True, UNKNOWN_CORPUS, None, 0.0),
-    ]
-    for outcome in outcomes:
-        run.ledger.add(outcome.evidence)
-    backend.observe([Observation(request, outcome) for request, outcome in zip(decision.tool_calls, outcomes)])
-    return outcomes
+    return await scripted.gather_evidence(fake, backend, run, CALLS)
 
 
 async def request_after_evidence(fake: FakeOpenAI, backend: OpenAIBackend, run: RunView | None = None,
                                  note: str | None = None, must_answer: bool = False) -> dict[str, Any]:
-    run = run or view()
-    await gather_evidence(fake, backend, run)
-    if note:
-        backend.note(note)
-    run.must_answer = must_answer
-    fake.enqueue(completion("done"))
-    await backend.decide(run)
-    return fake.requests[-1].body
+    return await scripted.request_after_evidence(fake, backend, CALLS, completion("done"), run, note, must_answer)
 
 
 # --- configuration ---------------------------------------------------------------------------------
