@@ -67,7 +67,7 @@ class Settings(BaseSettings):
     candidate_depth: int = Field(default=100, ge=1, description="Hits each retriever hands to hybrid fusion.")
     hybrid_fusion: Literal["convex", "rrf"] = Field(
         default="convex",
-        description="convex: weighted sum of cosine similarity and IDF-normalised BM25 (mcp_server.fusion); "
+        description="convex: weighted sum of cosine similarity and IDF-normalised BM25 (mcp_server.retrieval.fusion); "
         "rrf: weighted reciprocal-rank fusion.",
     )
     convex_keyword_weight: float = Field(

@@ -19,8 +19,8 @@ from typing import Any
 from common import log
 
 from mcp_server.embedding import load_embedder
-from mcp_server.index import IndexLayout
-from mcp_server.ingest import EMBED_BATCH, ingest
+from mcp_server.indexing.generations import IndexLayout
+from mcp_server.indexing.ingest import EMBED_BATCH, ingest
 from mcp_server.progress import stderr_progress
 from mcp_server.settings import Settings
 from mcp_server.stores.docstore import DocumentStore

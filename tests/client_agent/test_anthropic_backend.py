@@ -28,7 +28,7 @@ from client_agent.connection import ToolOutcome, connect, evidence_from
 from client_agent.evidence import Ledger
 from client_agent.loop import Agent
 from client_agent.reflection import REFLECTION_INSTRUCTIONS
-from mcp_server.ingest import ingest
+from mcp_server.indexing.ingest import ingest
 from mcp_server.settings import Settings
 from tests.client_agent.fake_anthropic import (
     OVERLOADED,

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from client_agent.cli import main
-from mcp_server.ingest import ingest
+from mcp_server.indexing.ingest import ingest
 from mcp_server.settings import Settings
 from tests.client_agent.fake_anthropic import FakeAnthropic, message, text, tool_use
 from tests.client_agent.fake_openai import FakeOpenAI, completion, tool_call

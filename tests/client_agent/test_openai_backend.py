@@ -24,7 +24,7 @@ from client_agent.evidence import Ledger
 from client_agent.loop import Agent
 from client_agent.reflection import REFLECTION_INSTRUCTIONS, REFLECTION_SCHEMA
 from client_agent.trace import read_trace
-from mcp_server.ingest import ingest
+from mcp_server.indexing.ingest import ingest
 from mcp_server.settings import Settings
 from tests.client_agent.fake_openai import RATE_LIMITED, UNAUTHORIZED, ErrorReply, FakeOpenAI, completion, tool_call
 from tests.client_agent import scripted
