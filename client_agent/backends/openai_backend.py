@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -87,6 +88,13 @@ VERDICT_FORMAT: dict[str, Any] = {
 }
 """Structured output for the reflection verdict: the verdict's fields and types only (the keywords
 strict mode accepts); lengths and counts are the loop's validation's business."""
+
+TOOL_CALLING_HINT = (
+    " The server may not have tool calling enabled: llama.cpp's llama-server needs --jinja, vLLM needs "
+    "--enable-auto-tool-choice --tool-call-parser <parser>, and the model must support tools."
+)
+
+_TOOL_TAG = re.compile(r"\A\s*<\|?tool_call", re.IGNORECASE)
 
 Notice = Callable[[str], None]
 
@@ -180,6 +188,10 @@ class OpenAIBackend:
         tools = not view.must_answer
         message, call = await self._create(view, [] if tools else [MUST_ANSWER], tools=tools, commit=True)
         requests = _tool_requests(message) if tools else []
+        if tools and not requests and _written_tool_call(message.content or "", view.catalog):
+            raise OpenAIBackendError(
+                f"The model at {self.client.base_url} wrote a tool call as text instead of calling the tool, so the "
+                f"server's tool calling is off or the model has none.{TOOL_CALLING_HINT}")
         self._turns.append(_replay(message, requests))
         if requests:
             return Decision(tool_calls=requests, call=call, note=first_line(message.content or ""))
@@ -325,6 +337,19 @@ def _parsed(call_id: str, name: str, raw: str | None) -> ToolRequest:
     return ToolRequest(call_id, name, arguments)
 
 
+def _written_tool_call(content: str, catalog: Catalog) -> bool:
+    """Whether a reply is a tool call written out as text (``<tool_call>…`` or ``{"name": "<a tool>", …}``):
+    what a server passes through when its tool-call parsing is off."""
+    text = content.strip()
+    if _TOOL_TAG.match(text):
+        return True
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(value, dict) and catalog.tool(str(value.get("name"))) is not None
+
+
 def _replay(message: ChatCompletionMessage, requests: list[ToolRequest]) -> dict[str, Any]:
     """The model's reply as it goes back into the conversation: its text, and the tool calls the loop answers."""
     replayed: dict[str, Any] = {"role": "assistant", "content": message.content or ""}
@@ -361,10 +386,7 @@ def _explain(exc: openai.APIError, model: str | None, base_url: str) -> OpenAIBa
             f"The server at {base_url} is {kind}: it answered {exc.status_code} ({exc.message}) to every attempt, "
             "retries included. Try again later, or allow more retries (--max-retries).")
     if isinstance(exc, openai.APIStatusError):
-        hint = ""
-        if "tool" in _said(exc).lower():
-            hint = (" The server may not have tool calling enabled: llama.cpp's llama-server needs --jinja, vLLM "
-                    "needs --enable-auto-tool-choice --tool-call-parser <parser>, and the model must support tools.")
+        hint = TOOL_CALLING_HINT if "tool" in _said(exc).lower() else ""
         return OpenAIBackendError(f"The server at {base_url} refused the request ({exc.status_code}): {exc.message}{hint}")
     return OpenAIBackendError(
         f"Could not reach the OpenAI-compatible server at {base_url}: {exc.message}. Is it running, and does "

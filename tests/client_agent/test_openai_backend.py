@@ -175,6 +175,27 @@ async def test_a_server_that_wants_max_completion_tokens_gets_it() -> None:
     assert limits == [(300, None), (None, 300), (None, 300)]
 
 
+@pytest.mark.parametrize("content", [
+    '{"name": "hybrid_search", "arguments": {"query": "alpha fuel"}}',
+    '<tool_call>\n{"name": "hybrid_search", "arguments": {"query": "alpha fuel"}}\n</tool_call>',
+])
+@pytest.mark.anyio
+async def test_a_tool_call_written_as_text_is_not_shipped_as_the_answer(
+    fake: FakeOpenAI, backend: OpenAIBackend, content: str
+) -> None:
+    fake.enqueue(completion(content))
+    with pytest.raises(OpenAIBackendError, match="wrote a tool call as text .* llama-server needs --jinja"):
+        await backend.decide(view())
+
+
+@pytest.mark.anyio
+async def test_an_answer_that_is_json_about_something_else_is_an_answer(
+    fake: FakeOpenAI, backend: OpenAIBackend
+) -> None:
+    fake.enqueue(completion('{"name": "Alpha reactor", "fuel": "zebraword"}'))
+    assert (await backend.decide(view())).answer == '{"name": "Alpha reactor", "fuel": "zebraword"}'
+
+
 # --- retries -------------------------------------------------------------------------------------
 
 
