@@ -1,9 +1,9 @@
 """``rag-agent``: ask the knowledge base questions and get answers whose citations check out.
 
 ``ask`` answers one question; ``chat`` answers a conversation, resolving follow-ups against
-earlier turns; ``eval`` runs a question set and reports quality and cost. Both connect to the retrieval server — by default they spawn ``ragmcp serve``
-over stdio (building the bundled demo index on first use), or use ``--server-url`` for a
-shared HTTP server. The answer goes to stdout followed by its sources; progress, the
+earlier turns; ``eval`` runs a question set and reports quality and cost. All connect to the
+retrieval server — by default they spawn ``ragmcp serve`` over stdio (building the bundled
+demo index on first use), or use ``--server-url`` for a shared HTTP server. The answer goes to stdout followed by its sources; progress, the
 back-end in use and errors go to stderr. ``--json`` prints one machine-readable object.
 
 Back-ends (``--backend``): ``anthropic`` (Claude, or an Anthropic-compatible server at
