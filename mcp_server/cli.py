@@ -6,59 +6,33 @@ non-zero with a message saying what to do when its input is refused.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import sys
 import textwrap
-from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from rich.console import Console
 
-from mcp_server.demo_database import database_path, open_database
-from mcp_server.errors import IndexMissingError, RetrievalError
-from mcp_server.index import IndexLayout
-from mcp_server.ingest import IngestReport, ingest
+from mcp_server.cli_support import handle_errors, load_settings, with_overrides
+from mcp_server.errors import IndexMissingError
+from mcp_server.indexing.generations import IndexLayout
+from mcp_server.indexing.ingest import IngestReport, ingest
 from mcp_server.models import Hit, SearchFilters
 from mcp_server.progress import stderr_progress
-from mcp_server.retrieval import Retriever
+from mcp_server.retrieval.retriever import Retriever
 from mcp_server.settings import Settings
-from mcp_server.sql import ReadOnlyDatabase
-from mcp_server.tokens import read_tokens
+from mcp_server.sql.demo import database_path, open_database
+from mcp_server.sql.guard import ReadOnlyDatabase
+from mcp_server.team.cli import token
+from mcp_server.team.tokens import read_tokens
 
-F = TypeVar("F", bound=Callable[..., Any])
 stderr = Console(stderr=True)
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-
-
-def load_settings(**overrides: Any) -> Settings:
-    try:
-        return Settings(**{k: v for k, v in overrides.items() if v is not None})
-    except ValidationError as e:
-        raise click.ClickException(f"invalid settings: {e}") from e
-
-
-def with_overrides(settings: Settings, **overrides: Any) -> Settings:
-    """``settings`` with the non-None ``overrides`` applied, validated again."""
-    return load_settings(**{**settings.model_dump(include=settings.model_fields_set), **overrides})
-
-
-def handle_errors(func: F) -> F:
-    """Turn the library's errors into a clean CLI error (exit 1, message on stderr)."""
-
-    @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except RetrievalError as e:
-            raise click.ClickException(str(e)) from e
-
-    return wrapper  # type: ignore[return-value]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -330,8 +304,8 @@ def serve(
     one, the server binds to loopback only, unless --no-auth.
     """
     # Imported here: the MCP SDK and uvicorn add a second to start-up, which other commands don't need.
-    from mcp_server.http_app import serve_http
-    from mcp_server.server import serve_stdio
+    from mcp_server.surface.server import serve_stdio
+    from mcp_server.team.http_app import serve_http
 
     settings = with_overrides(
         settings, http_host=host, http_port=port, allowed_hosts=list(allowed_hosts) or None,
@@ -352,7 +326,7 @@ def serve(
 
 def _check_auth(settings: Settings, no_auth: bool) -> None:
     """Refuse an HTTP server that anyone off this machine could use without a token, unless --no-auth."""
-    from mcp_server.http_app import is_loopback
+    from mcp_server.team.http_app import is_loopback
 
     if settings.tokens_file is not None:
         if no_auth:
@@ -380,8 +354,5 @@ def _check_auth(settings: Settings, no_auth: bool) -> None:
         highlight=False,
     )
 
-
-# Registered last: the token commands use this module's helpers.
-from mcp_server.cli_tokens import token  # noqa: E402
 
 main.add_command(token)

@@ -8,14 +8,36 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-from mcp_server.ingest import Progress as ProgressSink
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 LOG_INTERVAL_S = 10.0
+
+
+class ProgressSink(Protocol):
+    """Where ingestion reports what it is doing (the CLI draws a progress bar)."""
+
+    def start(self, phase: str, total: int) -> None: ...
+
+    def advance(self, amount: int) -> None: ...
+
+
+class SilentProgress:
+    """Progress nobody watches."""
+
+    def start(self, phase: str, total: int) -> None:
+        pass
+
+    def advance(self, amount: int) -> None:
+        pass
 
 
 class _RateColumn(TextColumn):

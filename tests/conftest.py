@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_server.ingest import ingest
-from mcp_server.retrieval import Retriever
+from mcp_server.indexing.ingest import ingest
+from mcp_server.retrieval.retriever import Retriever
 from mcp_server.settings import Settings
 from tests.helpers import FIXTURES, make_settings, write_doc
 

@@ -19,9 +19,9 @@ from click.testing import CliRunner
 
 from mcp_server.cli import main
 from mcp_server.documents.corpus import discover_documents, load_corpus_config
-from mcp_server.ingest import ingest
+from mcp_server.indexing.ingest import ingest
 from mcp_server.models import DocumentView
-from mcp_server.retrieval import Retriever
+from mcp_server.retrieval.retriever import Retriever
 from mcp_server.settings import Settings, bundled_corpus_dirs
 from scripts.build_report_pdf import OUTPUT as REPORT_PDF
 from scripts.build_report_pdf import build as build_report_pdf

@@ -22,9 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from common import BENCH_DATA, CACHE, log, read_qrels, seed_embedding_cache, write_beir_corpus_folder
+from common import (
+    BENCH_DATA,
+    CACHE,
+    log,
+    read_qrels,
+    seed_embedding_cache,
+    write_beir_corpus_folder,
+)
 
-from mcp_server.ingest import ingest
+from mcp_server.indexing.ingest import ingest
 from mcp_server.progress import stderr_progress
 from mcp_server.settings import Settings
 

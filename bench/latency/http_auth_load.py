@@ -41,7 +41,8 @@ from common import BENCH_DATA, CACHE, REPO, log  # noqa: E402
 from http_clients import Call, run_load, scifact_calls  # noqa: E402
 from mcp_latency import free_port, start_http  # noqa: E402
 
-from mcp_server.tokens import ClientLimits, Grant, add_client  # noqa: E402
+from mcp_server.grants import Grant  # noqa: E402
+from mcp_server.team.tokens import ClientLimits, add_client  # noqa: E402
 
 UNTHROTTLED = ClientLimits(rate_per_minute=1e9, burst=1_000_000, max_concurrent=1_000)
 

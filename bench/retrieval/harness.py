@@ -2,7 +2,7 @@
 
 Every benchmark indexes a BEIR corpus with the product's own ingestion (one Markdown
 file per document, the title in front matter) into ``bench/.cache/retrieval/<name>/``,
-runs the product's :class:`~mcp_server.retrieval.Retriever` for each search mode, turns
+runs the product's :class:`~mcp_server.retrieval.retriever.Retriever` for each search mode, turns
 chunk hits into document rankings (each document at its best chunk's rank), and scores
 them with pytrec_eval. Re-running reuses the index when the corpus is unchanged (the
 ingestion is incremental), and the embedding cache makes even a rebuild of unchanged
@@ -24,11 +24,17 @@ from typing import Any
 import bm25s
 import pytrec_eval
 import Stemmer
+from common import (
+    CACHE,
+    log,
+    read_jsonl,
+    read_qrels,
+    seed_embedding_cache,
+    write_beir_corpus_folder,
+)
 
-from common import CACHE, log, read_jsonl, read_qrels, seed_embedding_cache, write_beir_corpus_folder
-
-from mcp_server.ingest import ingest
-from mcp_server.retrieval import Retriever, SearchMode
+from mcp_server.indexing.ingest import ingest
+from mcp_server.retrieval.retriever import Retriever, SearchMode
 from mcp_server.settings import Settings
 
 DEPTH = 100  # chunks asked of each search mode; equals the default hybrid candidate depth

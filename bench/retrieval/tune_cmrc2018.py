@@ -20,11 +20,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parents[1]), str(HERE.parent), str(HERE)]  # this checkout's mcp_server, bench/, here
 
-from common import BENCH_DATA, REPO, log  # noqa: E402
 from cmrc2018 import DESCRIPTION, MEASURES, split_by_passage  # noqa: E402
+from common import BENCH_DATA, REPO, log  # noqa: E402
 from harness import BeirSet, candidate_lists, doc_of, doc_run, evaluate, prepare_index  # noqa: E402
 
-from mcp_server.fusion import convex_fusion, keyword_weight_for  # noqa: E402
+from mcp_server.retrieval.fusion import convex_fusion, keyword_weight_for  # noqa: E402
 from mcp_server.settings import Settings  # noqa: E402
 
 WEIGHT_GRID = [0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8, 0.9, 1.0]

@@ -9,7 +9,7 @@
    overall best is chosen: each extra candidate costs search time on every query.
 
 Everything runs through the product's own stores and fusion functions (mcp_server.stores,
-mcp_server.fusion), on the index `bench/retrieval/scifact.py` builds. The test queries are
+mcp_server.retrieval.fusion), on the index `bench/retrieval/scifact.py` builds. The test queries are
 not touched here: `bench/retrieval/scifact.py` scores them with the defaults.
 Writes bench/retrieval/tuning-scifact.json and prints the chosen values.
 """
@@ -30,8 +30,8 @@ from common import BENCH_DATA, REPO, log  # noqa: E402
 from harness import BeirSet, doc_of, doc_run, evaluate  # noqa: E402
 from scifact import prepare_scifact  # noqa: E402
 
-from mcp_server.fusion import convex_fusion, reciprocal_rank_fusion  # noqa: E402
-from mcp_server.retrieval import Retriever  # noqa: E402
+from mcp_server.retrieval.fusion import convex_fusion, reciprocal_rank_fusion  # noqa: E402
+from mcp_server.retrieval.retriever import Retriever  # noqa: E402
 from mcp_server.stores.keyword import IdfFormula, WhooshIndex  # noqa: E402
 
 DEPTH = 200

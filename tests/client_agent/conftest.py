@@ -11,7 +11,7 @@ from client_agent.backends.base import Backend, Exchange
 from client_agent.backends.offline import OfflineBackend
 from client_agent.connection import connect
 from client_agent.loop import Agent, Budgets, RunResult
-from mcp_server.ingest import ingest
+from mcp_server.indexing.ingest import ingest
 from mcp_server.settings import Settings
 from tests.helpers import subprocess_env
 

@@ -13,14 +13,20 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from client_agent.backends.base import Decision, Observation, Reply, RunView, ToolRequest
+from client_agent.backends.base import (
+    Decision,
+    Observation,
+    Reply,
+    RunView,
+    ToolRequest,
+)
 from client_agent.connection import ToolServer
 from client_agent.loop import Agent, Budgets
 from client_agent.trace import read_trace
-from mcp_server.ingest import ingest
-from mcp_server.server import build_server
+from mcp_server.indexing.ingest import ingest
 from mcp_server.settings import Settings
-from mcp_server.tools import RetrievalTools
+from mcp_server.surface.server import build_server
+from mcp_server.surface.tools import RetrievalTools
 from tests.helpers import make_settings, write_doc
 
 pytestmark = pytest.mark.anyio

@@ -9,8 +9,16 @@ import pytest
 from client_agent.evidence import Evidence, Ledger
 from client_agent.loop import RunResult
 from client_agent.multihop import (
-    Document, HopPlan, anchors, best_chain, bridge_entities, bridge_queries, compared_entities, comparison_queries,
-    documents, named_phrases,
+    Document,
+    HopPlan,
+    anchors,
+    best_chain,
+    bridge_entities,
+    bridge_queries,
+    compared_entities,
+    comparison_queries,
+    documents,
+    named_phrases,
 )
 from client_agent.trace import Totals
 

@@ -10,7 +10,7 @@ from client_agent.backends.offline import OfflineBackend
 from client_agent.connection import connect
 from client_agent.loop import Agent, RunResult
 from client_agent.trace import read_trace
-from mcp_server.ingest import ingest
+from mcp_server.indexing.ingest import ingest
 from mcp_server.settings import Settings
 from tests.helpers import subprocess_env, write_doc
 

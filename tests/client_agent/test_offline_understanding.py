@@ -14,7 +14,7 @@ from client_agent.backends.base import Exchange
 from client_agent.backends.offline import OfflineBackend
 from client_agent.connection import connect
 from client_agent.loop import Agent, RunResult
-from mcp_server.ingest import ingest
+from mcp_server.indexing.ingest import ingest
 from mcp_server.settings import Settings
 from tests.client_agent.conftest import AskFn
 from tests.helpers import FIXTURES, subprocess_env

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from client_agent.connection import Catalog, CorpusSummary
 from client_agent.calculation import arithmetic
+from client_agent.connection import Catalog, CorpusSummary
 from client_agent.planning import (
-    about_the_knowledge, database_tables, resolve_follow_up, route, split_question,
+    about_the_knowledge,
+    database_tables,
+    resolve_follow_up,
+    route,
+    split_question,
 )
 from client_agent.queries import QueryLog
 from client_agent.text import content_terms, identifiers, numbers, sentences

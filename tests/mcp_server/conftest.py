@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from mcp_server.demo_database import materialize_database
-from mcp_server.ingest import ingest
+from mcp_server.indexing.ingest import ingest
 from mcp_server.settings import Settings
+from mcp_server.sql.demo import materialize_database
 from tests.helpers import DEMO_DATABASE_SOURCES, write_doc
-from tests.mcp_server.test_sql import CAP, TIMEOUT_S
+from tests.mcp_server.sql.test_guard import CAP, TIMEOUT_S
 
 
 @pytest.fixture

@@ -1,0 +1,385 @@
+"""Incremental, crash-safe ingestion of corpus folders into a new index generation.
+
+One run: find what changed (by a fingerprint of each file's bytes and the chunking
+pipeline), stage a copy of the current generation, remove changed and deleted
+documents from all three stores, chunk and embed new and changed ones (embeddings come
+from the persistent cache when the same text was embedded before, and every new batch is
+committed to that cache at once), then publish the staging directory atomically.
+
+If the process is killed at any point, the published generation is untouched and keeps
+answering; the next run deletes the staging directory, redoes the bookkeeping and takes
+every embedding already computed from the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+from filelock import FileLock, Timeout
+
+from mcp_server.documents.chunking import split_into_chunks
+from mcp_server.documents.corpus import (
+    CorpusConfig,
+    SourceFile,
+    discover_documents,
+    load_corpus_config,
+)
+from mcp_server.documents.loaders import load_document
+from mcp_server.embedding import Embedder, load_embedder
+from mcp_server.errors import IngestError
+from mcp_server.indexing.generations import (
+    IndexLayout,
+    Manifest,
+    new_generation_name,
+    read_manifest,
+)
+from mcp_server.models import citation_id
+from mcp_server.progress import ProgressSink, SilentProgress
+from mcp_server.settings import Settings
+from mcp_server.stores.docstore import (
+    DocumentStore,
+    StoredChunk,
+    StoredCorpus,
+    StoredDocument,
+)
+from mcp_server.stores.embedding_cache import EmbeddingCache, text_key
+from mcp_server.stores.keyword import KeywordRecord, WhooshIndex
+from mcp_server.stores.vector import (
+    ChromaStore,
+    VectorRecord,
+    drop_server_collections,
+    open_generation_vectors,
+    server_collection_name,
+)  # fmt: skip
+
+PIPELINE_VERSION = "1"  # bump when loaders or chunking change what a file turns into
+
+
+@dataclass
+class CorpusReport:
+    name: str
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    unchanged: int = 0
+
+
+@dataclass
+class IngestReport:
+    corpora: list[CorpusReport]
+    generation: str | None  # None when nothing changed and no new generation was published
+    chunks_written: int = 0
+    chunks_embedded: int = 0  # embeddings computed by the model (not taken from the cache)
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class _PreparedChunk:
+    corpus: str
+    doc_id: str
+    chunk: int
+    text: str
+    embed_text: str
+    keyword_text: str
+
+
+def _fingerprint(path: Path, config: CorpusConfig) -> str:
+    digest = hashlib.sha256(path.read_bytes())
+    digest.update(f"|pipeline={PIPELINE_VERSION}|chunking={config.chunking!r}".encode())
+    return digest.hexdigest()
+
+
+def resolve_targets(settings: Settings, targets: Sequence[str], known: dict[str, Path]) -> list[CorpusConfig]:
+    """Corpus configs for the targets: folders, or names of configured/indexed corpora; none means all."""
+    configured = {cfg.name: cfg for cfg in (load_corpus_config(p) for p in settings.corpora)}
+    if not targets:
+        for name, root in known.items():
+            if name not in configured and root.is_dir():
+                configured[name] = load_corpus_config(root)
+        configs = list(configured.values())
+    else:
+        configs = []
+        for target in targets:
+            if Path(target).is_dir():
+                configs.append(load_corpus_config(Path(target)))
+            elif target in configured:
+                configs.append(configured[target])
+            elif target in known and known[target].is_dir():
+                configs.append(load_corpus_config(known[target]))
+            else:
+                names = ", ".join(sorted(set(configured) | set(known))) or "none"
+                raise IngestError(f"{target!r} is neither a folder nor a known corpus; known corpora: {names}")
+    seen: dict[str, Path] = {}
+    for cfg in configs:
+        if cfg.name in seen and seen[cfg.name].resolve() != cfg.root.resolve():
+            raise IngestError(
+                f"two folders claim corpus name {cfg.name!r}: {seen[cfg.name]} and {cfg.root}; "
+                "give one of them another name in its corpus.toml"
+            )
+        seen[cfg.name] = cfg.root
+    return list({cfg.name: cfg for cfg in configs}.values())
+
+
+def ingest(
+    settings: Settings,
+    targets: Sequence[str] = (),
+    *,
+    rebuild: bool = False,
+    progress: ProgressSink | None = None,
+) -> IngestReport:
+    """Bring the index up to date with the target corpora (all configured and indexed ones by default)."""
+    progress = progress or SilentProgress()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(settings.data_dir / "ingest.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise IngestError(
+            f"another ingestion is running on {settings.data_dir}; wait for it to finish and run again"
+        ) from None
+    try:
+        return _ingest_locked(settings, targets, rebuild, progress)
+    finally:
+        lock.release()
+
+
+def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, progress: ProgressSink) -> IngestReport:
+    started = time.perf_counter()
+    layout = IndexLayout(settings.index_dir)
+    _drop_vectors_of(settings, layout.remove_stale())
+    embedder = load_embedder(settings.embedding_model, settings.embedding_config, settings.embedding_server)
+    current = layout.current()
+    current_manifest = read_manifest(current) if current is not None else None
+    known: dict[str, Path] = {}
+    stored_fingerprints: dict[str, dict[str, str]] = {}
+    stored_corpora: dict[str, StoredCorpus] = {}
+    # Vectors move to a Chroma server by copying; back from one, they are rebuilt (from the embedding cache).
+    backend_changed = current_manifest is not None and (
+        (current_manifest.vector_collection is not None) != (settings.chroma_url is not None)
+    )
+    rebuild = rebuild or (backend_changed and settings.chroma_url is None)
+    if current is not None and current_manifest is not None:
+        previous = DocumentStore(current / "docstore.sqlite", read_only=True)
+        known = {c.name: Path(c.root) for c in previous.corpora()}
+        if not rebuild:
+            current_manifest.check_model(embedder.name)
+            stored_corpora = {c.name: c for c in previous.corpora()}
+            stored_fingerprints = {name: previous.fingerprints(name) for name in known}
+        previous.close()
+        if rebuild:
+            current = current_manifest = None
+
+    configs = resolve_targets(settings, targets, known)
+    plans = [_plan(cfg, stored_fingerprints.get(cfg.name, {})) for cfg in configs]
+    corpora_changed = any(stored_corpora.get(cfg.name) != _stored_corpus(cfg) for cfg in configs)
+    reports = [plan.report for plan in plans]
+    unchanged = not corpora_changed and not backend_changed and not any(p.has_changes for p in plans)
+    if current is not None and unchanged:
+        return IngestReport(corpora=reports, generation=None, seconds=time.perf_counter() - started)
+
+    # Before staging anything: the model must answer (a server may be down), with the index's dimension.
+    dimension = embedder.dimension
+    if current_manifest is not None:
+        current_manifest.check_model(embedder.name, dimension)
+    name = new_generation_name()
+    collection = server_collection_name(name) if settings.chroma_url is not None else None
+    staging = layout.stage(name, copy_current=current is not None, skip=("chroma",) if collection else ())
+    vectors = _staging_vectors(staging, collection, current, current_manifest, embedder, settings)
+    report = _build(staging, configs, plans, vectors, embedder, settings, progress)
+    report.corpora = reports
+    docstore = DocumentStore(staging / "docstore.sqlite", read_only=True)
+    counts = docstore.counts()
+    docstore.close()
+    manifest = Manifest(
+        generation=name,
+        created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        embedding_model=embedder.name,
+        dimension=dimension,
+        documents=sum(d for d, _ in counts.values()),
+        chunks=sum(c for _, c in counts.values()),
+        vector_collection=collection,
+    )
+    layout.publish(staging, manifest)
+    _drop_vectors_of(settings, layout.remove_stale())
+    report.generation = manifest.generation
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _staging_vectors(
+    staging: Path,
+    collection: str | None,
+    current: Path | None,
+    current_manifest: Manifest | None,
+    embedder: Embedder,
+    settings: Settings,
+) -> ChromaStore:
+    """The new generation's vector store: the staged copy of ``chroma/``, or a new collection on
+    the Chroma server holding a copy of the current generation's vectors."""
+    if collection is None or settings.chroma_url is None:
+        return ChromaStore.embedded(staging / "chroma", embedder)
+    store = ChromaStore.on_server(settings.chroma_url, collection, embedder, create=True)
+    if current is not None and current_manifest is not None:
+        previous = open_generation_vectors(current, current_manifest.vector_collection, settings.chroma_url, embedder)
+        try:
+            store.copy_from(previous)
+        except BaseException:
+            store.close()
+            raise
+        finally:
+            previous.close()
+    return store
+
+
+def _drop_vectors_of(settings: Settings, generations: Sequence[str]) -> None:
+    """Drop the Chroma server collections of removed generations (their directories are gone)."""
+    if settings.chroma_url is not None:
+        drop_server_collections(settings.chroma_url, generations)
+
+
+@dataclass
+class _Plan:
+    config: CorpusConfig
+    report: CorpusReport
+    to_load: list[tuple[SourceFile, str]]  # (file, fingerprint) of added and changed documents
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.report.added or self.report.changed or self.report.deleted)
+
+
+def _plan(config: CorpusConfig, stored: dict[str, str]) -> _Plan:
+    report = CorpusReport(name=config.name)
+    to_load: list[tuple[SourceFile, str]] = []
+    files = discover_documents(config)
+    for source in files:
+        fingerprint = _fingerprint(source.path, config)
+        if source.doc_id not in stored:
+            report.added.append(source.doc_id)
+        elif stored[source.doc_id] != fingerprint:
+            report.changed.append(source.doc_id)
+        else:
+            report.unchanged += 1
+            continue
+        to_load.append((source, fingerprint))
+    present = {f.doc_id for f in files}
+    report.deleted = sorted(doc_id for doc_id in stored if doc_id not in present)
+    return _Plan(config=config, report=report, to_load=to_load)
+
+
+def _stored_corpus(config: CorpusConfig) -> StoredCorpus:
+    return StoredCorpus(
+        name=config.name, description=config.description, language=config.language, root=str(config.root.resolve())
+    )
+
+
+def _build(
+    staging: Path,
+    configs: Sequence[CorpusConfig],
+    plans: Sequence[_Plan],
+    vectors: ChromaStore,
+    embedder: Embedder,
+    settings: Settings,
+    progress: ProgressSink,
+) -> IngestReport:
+    """Apply the plans to the staged stores (``vectors`` included, which this closes)."""
+    docstore = DocumentStore(staging / "docstore.sqlite")
+    keywords = WhooshIndex(staging / "whoosh")
+    try:
+        for cfg in configs:
+            docstore.put_corpus(_stored_corpus(cfg))
+        progress.start("reading documents", sum(len(p.to_load) for p in plans))
+        prepared: list[_PreparedChunk] = []
+        for plan in plans:
+            for source, fingerprint in plan.to_load:
+                prepared.extend(_load_into_docstore(docstore, plan.config, source, fingerprint))
+                progress.advance(1)
+        embeddings, embedded, embed_seconds = _embed(prepared, embedder, settings, progress)
+
+        deleted = [(p.config.name, d) for p in plans for d in p.report.deleted]
+        for corpus, doc_id in deleted:
+            docstore.delete_document(corpus, doc_id)
+        stale = deleted + [(p.config.name, d) for p in plans for d in p.report.changed]
+        for corpus in {c for c, _ in stale}:
+            vectors.delete_documents(corpus, [d for c, d in stale if c == corpus])
+        progress.start("writing indexes", len(prepared))
+        vectors.add(
+            [
+                VectorRecord(citation_id(c.corpus, c.doc_id, c.chunk), c.corpus, c.doc_id, c.chunk, c.text, e)
+                for c, e in zip(prepared, embeddings)
+            ]
+        )
+        keywords.update(
+            [f"{c}:{d}" for c, d in stale],
+            [KeywordRecord(citation_id(c.corpus, c.doc_id, c.chunk), c.corpus, c.doc_id, c.keyword_text) for c in prepared],
+        )
+        progress.advance(len(prepared))
+        docstore.commit()
+    finally:
+        docstore.close()
+        vectors.close()
+        keywords.close()
+    return IngestReport(
+        corpora=[], generation=None, chunks_written=len(prepared), chunks_embedded=embedded, embed_seconds=embed_seconds
+    )
+
+
+def _load_into_docstore(
+    docstore: DocumentStore, config: CorpusConfig, source: SourceFile, fingerprint: str
+) -> list[_PreparedChunk]:
+    """Load and chunk one document, store it, and return its chunks ready to embed and index."""
+    loaded = load_document(source.path)
+    chunks = split_into_chunks(loaded.text, config.chunking)
+    docstore.put_document(
+        StoredDocument(
+            corpus=config.name, doc_id=source.doc_id, source=source.relpath, title=loaded.title,
+            category=loaded.category, tags=loaded.tags, date=loaded.date, url=loaded.url,
+            extra=loaded.extra, fingerprint=fingerprint, text=loaded.text,
+        ),
+        [StoredChunk(c.index, c.char_start, c.char_end, c.section) for c in chunks],
+    )
+    prepared = []
+    for c in chunks:
+        text = loaded.text[c.char_start : c.char_end]
+        prepared.append(
+            _PreparedChunk(
+                corpus=config.name, doc_id=source.doc_id, chunk=c.index, text=text,
+                embed_text=f"{loaded.title}\n{text}",
+                keyword_text=f"{loaded.title}\n{c.section}\n{text}",
+            )
+        )
+    return prepared
+
+
+def _embed(
+    chunks: Sequence[_PreparedChunk], embedder: Embedder, settings: Settings, progress: ProgressSink
+) -> tuple[list[npt.NDArray[np.float32]], int, float]:
+    """Vectors for every chunk, from the cache where possible; returns (vectors, embedded, seconds)."""
+    cache = EmbeddingCache(settings.embedding_cache_path, embedder.name, embedder.dimension)
+    try:
+        keys = [text_key(c.embed_text) for c in chunks]
+        found = cache.get_many(keys)
+        texts = {key: c.embed_text for key, c in zip(keys, chunks) if key not in found}
+        todo = sorted(texts, key=lambda k: len(texts[k]))
+        progress.start("embedding chunks", len(todo))
+        started = time.perf_counter()
+        step = settings.embedding_batch_size
+        for start in range(0, len(todo), step):
+            batch = todo[start : start + step]
+            vectors = embedder.embed([texts[k] for k in batch])
+            cache.put_many(list(zip(batch, vectors)))
+            found.update(zip(batch, vectors))
+            progress.advance(len(batch))
+        return [found[k] for k in keys], len(todo), time.perf_counter() - started
+    finally:
+        cache.close()
+
+

@@ -1,0 +1,1 @@
+"""Retrieval over one index generation: the retriever (vector, keyword, hybrid, documents) and score fusion."""

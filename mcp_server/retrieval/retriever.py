@@ -1,0 +1,354 @@
+"""The retrieval core: vector, keyword and hybrid search, metadata filters and documents.
+
+Plain Python over one opened index generation; the CLI and the MCP server are thin
+surfaces over :class:`Retriever`. Every hit is joined to the document store for its
+citation record, so all retrievers return the same shape. A retriever holds a lease on its
+generation until closed, so ingestion running meanwhile does not delete it.
+
+A caller may be limited to a *scope*, the set of corpora it may read (a team server's
+token grant). Out of scope, a corpus behaves exactly as if it did not exist: it is not
+listed, searched or readable, and naming it gets the same answer as an unknown name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Literal
+
+from mcp_server.embedding import Embedder, load_embedder
+from mcp_server.errors import InvalidQueryError, NotFoundError
+from mcp_server.indexing.generations import GenerationLease, IndexLayout, Manifest
+from mcp_server.models import (
+    ChunkSpan,
+    Citation,
+    CorpusInfo,
+    DocumentView,
+    Hit,
+    SearchFilters,
+    citation_id,
+)
+from mcp_server.retrieval.fusion import (
+    convex_fusion,
+    keyword_weight_for,
+    reciprocal_rank_fusion,
+)
+from mcp_server.settings import Settings
+from mcp_server.stores.docstore import (
+    DocumentStore,
+    StoredChunk,
+    StoredCorpus,
+    StoredDocument,
+)
+from mcp_server.stores.keyword import WhooshIndex
+from mcp_server.stores.vector import open_generation_vectors
+
+SearchMode = Literal["vector", "keyword", "hybrid"]
+CITATION_ID = re.compile(r"^(?P<corpus>[^:#\s]+):(?P<doc_id>[^#]+?)(?:#(?P<chunk>\d+))?$")
+
+
+class Retriever:
+    """Search and read one index generation. Safe to share between threads."""
+
+    def __init__(
+        self, generation: Path, manifest: Manifest, embedder: Embedder, settings: Settings,
+        lease: GenerationLease | None = None,
+    ) -> None:  # fmt: skip
+        """Open ``generation``; ``lease`` (if any) is released by :meth:`close`."""
+        manifest.check_model(embedder.name)
+        self.generation = generation
+        self.manifest = manifest
+        self.settings = settings
+        self._embedder = embedder
+        self._docstore = DocumentStore(generation / "docstore.sqlite", read_only=True)
+        try:
+            self._vectors = open_generation_vectors(generation, manifest.vector_collection, settings.chroma_url, embedder)
+        except BaseException:
+            self._docstore.close()
+            raise
+        self._keywords = WhooshIndex(
+            generation / "whoosh", bm25_b=settings.bm25_b, bm25_k1=settings.bm25_k1, idf=settings.bm25_idf
+        )
+        self._corpora = {c.name: c for c in self._docstore.corpora()}
+        self._lease = lease
+
+    @classmethod
+    def open(cls, settings: Settings, embedder: Embedder | None = None) -> Retriever:
+        """Open (and lease) the current generation; raises IndexMissingError, EmbeddingModelMismatchError
+        or BackendUnavailableError."""
+        generation, manifest, lease = IndexLayout(settings.index_dir).lease_current()
+        try:
+            embedder = embedder or load_embedder(
+                settings.embedding_model, settings.embedding_config, settings.embedding_server
+            )
+            return cls(generation, manifest, embedder, settings, lease)
+        except BaseException:
+            lease.release()
+            raise
+
+    def close(self) -> None:
+        self._docstore.close()
+        self._vectors.close()
+        self._keywords.close()
+        if self._lease is not None:
+            self._lease.release()
+            self._lease = None
+
+    # -- corpora ---------------------------------------------------------------------------
+
+    def corpora(self, scope: Collection[str] | None = None) -> list[CorpusInfo]:
+        """The corpora within ``scope`` (None: all) with their document and chunk counts."""
+        counts = self._docstore.counts()
+        return [
+            CorpusInfo(
+                name=c.name, description=c.description, language=c.language,
+                documents=counts.get(c.name, (0, 0))[0], chunks=counts.get(c.name, (0, 0))[1],
+            )
+            for c in self._readable(scope).values()
+        ]
+
+    def _readable(self, scope: Collection[str] | None) -> dict[str, StoredCorpus]:
+        """The corpora a caller limited to ``scope`` may read (None: every corpus)."""
+        if scope is None:
+            return self._corpora
+        return {name: c for name, c in self._corpora.items() if name in scope}
+
+    @staticmethod
+    def _check_corpus(corpus: str | None, readable: dict[str, StoredCorpus], scope: Collection[str] | None) -> None:
+        if corpus is None or corpus in readable:
+            return
+        if scope is None:
+            available = ", ".join(sorted(readable)) or "none (run: ragmcp ingest)"
+            raise NotFoundError(f"unknown corpus {corpus!r}; available: {available}")
+        # Unknown or not granted: the same answer, so a client cannot probe for other teams' corpora.
+        raise NotFoundError(f"unknown corpus {corpus!r}; this client may read: {', '.join(sorted(readable)) or 'none'}")
+
+    # -- search ----------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        *,
+        mode: SearchMode = "hybrid",
+        corpus: str | None = None,
+        top_k: int = 5,
+        filters: SearchFilters | None = None,
+        scope: Collection[str] | None = None,
+    ) -> list[Hit]:
+        """The ``top_k`` best chunks for ``query`` by the chosen retriever, each with its citation.
+
+        Searches ``corpus``, or with none every corpus within ``scope`` (None: all).
+        """
+        query = self._check_query(query, top_k)
+        readable = self._readable(scope)
+        self._check_corpus(corpus, readable, scope)
+        corpora = [corpus] if corpus is not None else None if scope is None else sorted(readable)
+        doc_keys = (
+            None if filters is None or filters.is_empty() else self._docstore.matching_documents(corpora, filters)
+        )
+        if mode == "vector":
+            ranked = self._vector_ranking(query, top_k, corpora, doc_keys)
+        elif mode == "keyword":
+            ranked = self._keyword_ranking(query, top_k, corpora, doc_keys, required=True)
+        elif mode == "hybrid":
+            ranked = self._hybrid_ranking(query, top_k, corpora, doc_keys)
+        else:
+            raise InvalidQueryError(f"unknown search mode {mode!r}; use hybrid, vector or keyword")
+        return self._hits(ranked[:top_k], mode)
+
+    def _check_query(self, query: str, top_k: int) -> str:
+        query = query.strip()
+        if not query:
+            raise InvalidQueryError("the query is empty; pass the words or question to search for")
+        if len(query) > self.settings.max_query_chars:
+            raise InvalidQueryError(
+                f"the query is {len(query)} characters long; the limit is {self.settings.max_query_chars}. "
+                "Search for the key terms or one question at a time"
+            )
+        if not 1 <= top_k <= self.settings.max_top_k:
+            raise InvalidQueryError(f"top_k must be between 1 and {self.settings.max_top_k}, got {top_k}")
+        return query
+
+    def _vector_ranking(
+        self, query: str, k: int, corpora: list[str] | None, doc_keys: set[str] | None
+    ) -> list[tuple[str, float]]:
+        embedding = self._embedder.embed([query])[0]
+        self.manifest.check_model(self._embedder.name, len(embedding))
+        return self._vectors.query(embedding, k, corpora=corpora, doc_keys=doc_keys)
+
+    def _keyword_ranking(
+        self,
+        query: str,
+        k: int,
+        corpora: list[str] | None,
+        doc_keys: set[str] | None,
+        *,
+        required: bool,
+        normalize: bool = False,
+        require_phrases: bool = True,
+    ) -> list[tuple[str, float]]:
+        try:
+            return self._keywords.search(
+                query, k, corpora=corpora, doc_keys=doc_keys, normalize=normalize, require_phrases=require_phrases
+            )
+        except ValueError as e:
+            if required:
+                raise InvalidQueryError(
+                    f"{e}; keyword search needs specific words, names or codes — "
+                    "use vector or hybrid search for a general question"
+                ) from e
+            return []
+
+    def _hybrid_ranking(
+        self, query: str, k: int, corpora: list[str] | None, doc_keys: set[str] | None
+    ) -> list[tuple[str, float]]:
+        """Fuse both retrievers' top ``max(k, candidate_depth)`` (see mcp_server.retrieval.fusion)."""
+        settings = self.settings
+        vector, keyword = self.fusion_candidates(query, max(k, settings.candidate_depth), corpora, doc_keys)
+        if settings.hybrid_fusion == "convex":
+            weight = keyword_weight_for(query, settings.convex_keyword_weight, settings.convex_keyword_weight_cjk)
+            return convex_fusion(vector, keyword, weight)
+        return reciprocal_rank_fusion(
+            [[i for i, _ in vector], [i for i, _ in keyword]],
+            [settings.rrf_vector_weight, settings.rrf_keyword_weight],
+            settings.rrf_k,
+        )
+
+    def fusion_candidates(
+        self, query: str, depth: int, corpora: list[str] | None = None, doc_keys: set[str] | None = None
+    ) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+        """What hybrid search fuses: the ``depth`` best chunks by vector (citation id, cosine similarity)
+        and by keyword (citation id, BM25 / the query's IDF mass); the keyword list is empty for a
+        query with no searchable words.
+
+        The keyword side reads quoted words as ordinary words: in a natural-language question a
+        quote is usually a title ('the film "Kiss and Tell"'), and requiring it verbatim would
+        drop the other documents the question needs. keyword_search is where quotes require a phrase.
+        """
+        vector = self._vector_ranking(query, depth, corpora, doc_keys)
+        keyword = self._keyword_ranking(
+            query, depth, corpora, doc_keys, required=False, normalize=True, require_phrases=False
+        )
+        return vector, keyword
+
+    def _hits(self, ranked: Sequence[tuple[str, float]], retriever: SearchMode) -> list[Hit]:
+        """Join ranked citation ids to the document store, loading each document and chunk map once."""
+        documents: dict[tuple[str, str], tuple[StoredDocument, list[StoredChunk]]] = {}
+        hits = []
+        for rank, (cid, score) in enumerate(ranked, start=1):
+            corpus, doc_id, chunk = _parse_citation_id(cid)
+            key = (corpus, doc_id)
+            if key not in documents:
+                document = self._docstore.document(corpus, doc_id)
+                if document is None:  # pragma: no cover - the stores of one generation agree
+                    continue
+                documents[key] = (document, self._docstore.chunks(corpus, doc_id))
+            document, spans = documents[key]
+            citation = _citation(document, spans[chunk])
+            text = document.text[citation.char_start : citation.char_end]
+            hits.append(Hit(rank=rank, score=score, retriever=retriever, text=text, citation=citation))
+        return hits
+
+    # -- documents -------------------------------------------------------------------------
+
+    def get_document(
+        self,
+        ref: str,
+        *,
+        corpus: str | None = None,
+        chunk: int | None = None,
+        window: int = 0,
+        scope: Collection[str] | None = None,
+    ) -> DocumentView:
+        """A document by ``doc_id``, ``corpus:doc_id`` or citation id, from the corpora within ``scope``.
+
+        With a chunk (given, or taken from a citation id) only that chunk and ``window``
+        chunks on each side are returned; otherwise the whole text.
+        """
+        readable = self._readable(scope)
+        self._check_corpus(corpus, readable, scope)
+        ref_corpus, doc_id, ref_chunk = self._resolve_reference(ref.strip(), corpus, readable)
+        document = self._docstore.document(ref_corpus, doc_id)
+        if document is None:
+            raise NotFoundError(self._unknown_document_message(ref, [ref_corpus], doc_id))
+        spans = self._docstore.chunks(ref_corpus, doc_id)
+        chunk = chunk if chunk is not None else ref_chunk
+        if window < 0:
+            raise InvalidQueryError(f"window must be 0 or more, got {window}")
+        selected = spans
+        if chunk is not None:
+            if not 0 <= chunk < len(spans):
+                raise NotFoundError(
+                    f"document {ref_corpus}:{doc_id} has no chunk #{chunk}; it has chunks 0 to {len(spans) - 1}"
+                )
+            selected = spans[max(0, chunk - window) : chunk + window + 1]
+        start = selected[0].char_start if chunk is not None and selected else 0
+        end = selected[-1].char_end if chunk is not None and selected else len(document.text)
+        return DocumentView(
+            corpus=ref_corpus, doc_id=doc_id, title=document.title, source=document.source,
+            category=document.category, tags=list(document.tags), updated=document.date, url=document.url,
+            text=document.text[start:end], text_offset=start, char_count=len(document.text),
+            chunks=[
+                ChunkSpan(
+                    chunk=s.chunk, citation_id=citation_id(ref_corpus, doc_id, s.chunk), section=s.section,
+                    char_start=s.char_start, char_end=s.char_end,
+                )
+                for s in selected
+            ],
+            citation=_citation(document, selected[0]) if selected else _whole_document_citation(document),
+        )
+
+    def _resolve_reference(
+        self, ref: str, corpus: str | None, readable: dict[str, StoredCorpus]
+    ) -> tuple[str, str, int | None]:
+        if not ref:
+            raise InvalidQueryError("the document id is empty; pass a doc_id or a citation id from a search hit")
+        match = CITATION_ID.match(ref)
+        if match and match["corpus"] in readable:
+            if corpus is not None and match["corpus"] != corpus:
+                raise InvalidQueryError(f"{ref!r} belongs to corpus {match['corpus']!r}, not {corpus!r}")
+            chunk = int(match["chunk"]) if match["chunk"] is not None else None
+            return match["corpus"], match["doc_id"], chunk
+        doc_id, _, chunk_text = ref.partition("#")
+        chunk = int(chunk_text) if chunk_text.isdigit() else None
+        if corpus is not None:
+            return corpus, doc_id, chunk
+        owners = [c for c in readable if self._docstore.document(c, doc_id) is not None]
+        if len(owners) == 1:
+            return owners[0], doc_id, chunk
+        if len(owners) > 1:
+            raise InvalidQueryError(
+                f"document id {doc_id!r} exists in corpora {', '.join(owners)}; pass corpus or use '<corpus>:{doc_id}'"
+            )
+        raise NotFoundError(self._unknown_document_message(ref, sorted(readable), doc_id))
+
+    def _unknown_document_message(self, ref: str, corpora: list[str], doc_id: str) -> str:
+        prefix = doc_id.rsplit("/", 1)[0] + "/" if "/" in doc_id else doc_id[:3]
+        similar = self._docstore.doc_ids_with_prefix(corpora, prefix)
+        hint = f" Similar ids: {', '.join(f'{c}:{d}' for c, d in similar)}." if similar else ""
+        return f"no document {ref!r}. Use ids from search hits (citation.doc_id or citation.id).{hint}"
+
+
+def _parse_citation_id(cid: str) -> tuple[str, str, int]:
+    corpus, _, rest = cid.partition(":")
+    doc_id, _, chunk = rest.rpartition("#")
+    return corpus, doc_id, int(chunk)
+
+
+def _citation(document: StoredDocument, span: StoredChunk) -> Citation:
+    return Citation(
+        id=citation_id(document.corpus, document.doc_id, span.chunk), corpus=document.corpus,
+        doc_id=document.doc_id, chunk=span.chunk, title=document.title, source=document.source,
+        section=span.section, char_start=span.char_start, char_end=span.char_end,
+        updated=document.date, url=document.url,
+    )
+
+
+def _whole_document_citation(document: StoredDocument) -> Citation:
+    """The citation of a document with no chunks (an empty document)."""
+    return Citation(
+        id=citation_id(document.corpus, document.doc_id, 0), corpus=document.corpus, doc_id=document.doc_id,
+        chunk=0, title=document.title, source=document.source, section="", char_start=0,
+        char_end=len(document.text), updated=document.date, url=document.url,
+    )

@@ -1,0 +1,1 @@
+"""SQL: the read-only guarded database, database sources (schema + CSV), and the bundled demo database."""

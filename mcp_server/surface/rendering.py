@@ -1,0 +1,82 @@
+"""Tool results as text a model reads well: every piece of evidence headed by its citation id.
+
+The structured result carries the same facts as JSON; this rendering is what a host puts
+in front of the model, so it leads with what to cite and leaves out scores and offsets.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from mcp_server.models import Citation, SqlResult
+from mcp_server.surface.tools import DocumentResult, SearchResult
+
+
+def render_search(result: SearchResult) -> str:
+    scope = f"corpus {result.corpus}" if result.corpus else "all corpora"
+    if not result.hits:
+        return (
+            f"No hits for {result.query!r} in {scope} ({result.retriever} search). Try other words, "
+            "vector_search for a paraphrase, keyword_search for an exact term, or another corpus."
+        )
+    count = "1 hit" if len(result.hits) == 1 else f"{len(result.hits)} hits"
+    blocks = [f"{count} for {result.query!r} in {scope} ({result.retriever} search), best first."]
+    for hit in result.hits:
+        blocks.append(f"[{hit.citation.id}]\n{_provenance(hit.citation)}\n{hit.text.strip()}")
+    if result.omitted:
+        blocks.append(
+            f"({result.omitted} more hits left out to stay within the size limit; "
+            "ask for fewer with top_k or narrow the query.)"
+        )
+    return "\n\n".join(blocks)
+
+
+def render_document(document: DocumentResult) -> str:
+    """The text with each chunk's citation id on its own line where the chunk starts.
+
+    Chunks overlap a little; the text between two markers lies inside the earlier chunk,
+    so the nearest marker above a sentence is a correct citation for it.
+    """
+    details = _details(
+        document.updated, document.url, f"category {document.category}" if document.category else "",
+        "tags " + ", ".join(document.tags) if document.tags else "",
+    )
+    parts = [f"{document.corpus}:{document.doc_id} — {document.title} — {document.source}{details}"]
+    text = document.text
+    starts = [span.char_start - document.text_offset for span in document.chunks]
+    if not starts or starts[0] > 0:
+        parts.append(text[: starts[0] if starts else len(text)].strip())
+    for span, start, end in zip(document.chunks, starts, [*starts[1:], len(text)]):
+        parts.append(f"[{span.citation_id}]\n{text[start:end].strip()}")
+    if document.truncated:
+        note = "Cut to stay within the size limit"
+        if document.next_chunk is not None:
+            chunk = document.next_chunk
+            note += f"; it continues at chunk {chunk}: call get_document with chunk={chunk} to read on"
+        parts.append(f"({note}.)")
+    return "\n\n".join(parts)
+
+
+def render_sql(result: SqlResult) -> str:
+    def cell(value: object) -> str:
+        return "NULL" if value is None else str(value).replace("\n", " ")
+
+    lines = [" | ".join(result.columns)] + [" | ".join(cell(v) for v in row) for row in result.rows]
+    rows = "1 row" if result.row_count == 1 else f"{result.row_count} rows"
+    more = " (truncated: more rows exist; add LIMIT/OFFSET, a narrower WHERE, or aggregate)" if result.truncated else ""
+    lines.append(f"{rows}{more}. Cite as [{result.citation_id}]")
+    return "\n".join(lines)
+
+
+def _provenance(citation: Citation) -> str:
+    """'Title › Section — source (updated …; url)' for one hit."""
+    location = citation.title
+    section = citation.section.removeprefix(f"{citation.title} > ")
+    if section and section != citation.title:
+        location = f"{citation.title} › {section}"
+    return f"{location} — {citation.source}{_details(citation.updated, citation.url)}"
+
+
+def _details(updated: date | None, url: str | None, *more: str) -> str:
+    details = [d for d in (f"updated {updated}" if updated else "", url or "", *more) if d]
+    return f" ({'; '.join(details)})" if details else ""

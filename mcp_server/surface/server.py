@@ -1,0 +1,341 @@
+"""The MCP surface: five cited retrieval tools, three resources and a research prompt.
+
+:func:`build_server` publishes one :class:`~mcp_server.surface.tools.RetrievalTools` (an opened
+index generation and the database) as a fresh :class:`MCPServer`. Only the MCP surface
+imports the MCP SDK: this module, ``http_app.py`` and the HTTP server's
+``generation_app.py``, ``auth.py``, ``routing.py`` and ``audit.py``.
+
+A server publishes what one *grant* may read (see :mod:`mcp_server.team.tokens`): the corpus
+parameters, the corpus list and the instructions name only the granted corpora, and a
+tool the grant leaves out (``sql_query`` without SQL, the searches without corpora) is
+not listed; calling it anyway gets a refusal saying why. The local user (stdio, or HTTP
+without tokens) has :data:`~mcp_server.grants.FULL_ACCESS`.
+
+Every tool is read-only, idempotent and closed-world. A call runs its blocking work on a
+worker thread, at most ``settings.max_concurrent_calls`` at once per process and within
+``settings.call_timeout_s`` (waiting included), and returns a typed
+result as ``structuredContent`` (validated against the tool's ``outputSchema``) plus a
+text rendering. Library errors become tool errors (``is_error`` results whose message
+says what to do instead) here, once; the SDK turns anything unexpected into a generic
+tool error without internals and logs it on stderr.
+
+Some parameters publish constraints (the corpus ``enum``, ``top_k`` and length ranges)
+in their JSON schema while pydantic checks only their type: the retrieval layer checks
+the values itself, so a model that oversteps gets a message naming the valid choices
+rather than a validation dump.
+"""
+
+# No `from __future__ import annotations`: the tool signatures carry field metadata built at run
+# time (the corpus enum, the limits), which the SDK reads with inspect.signature(eval_str=True).
+
+import json
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Annotated, Any, TypeVar
+
+import anyio
+import anyio.to_thread
+from mcp.server.context import (
+    CallNext,
+    HandlerResult,
+    ServerMiddleware,
+    ServerRequestContext,
+)
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from mcp_server import __version__
+from mcp_server.errors import CallTimeoutError, RetrievalError
+from mcp_server.grants import FULL_ACCESS, Grant
+from mcp_server.models import CorpusInfo, SearchFilters, SqlResult
+from mcp_server.models import Retriever as RetrieverName
+from mcp_server.settings import Settings
+from mcp_server.surface import descriptions as text
+from mcp_server.surface.call_notes import note_error
+from mcp_server.surface.rendering import render_document, render_search, render_sql
+from mcp_server.surface.tools import DocumentResult, RetrievalTools, SearchResult
+
+SERVER_NAME = "agentic-rag-mcp"
+CORPORA_URI = "ragmcp://corpora"
+SCHEMA_URI = "ragmcp://sql/schema"
+DOCUMENT_URI = "doc://{corpus}/{+doc_id}"
+SEARCH_MODES: tuple[RetrieverName, ...] = ("hybrid", "vector", "keyword")
+MAX_ERROR_CHARS = 1_000
+
+R = TypeVar("R", bound=BaseModel)
+
+
+def serve_stdio(settings: Settings) -> None:
+    """Serve the current index over stdio until the host closes stdin; stdout carries only the protocol."""
+    tools = RetrievalTools.open(settings)
+    try:
+        build_server(settings, tools).run("stdio")
+    finally:
+        tools.close()
+
+
+def build_server(
+    settings: Settings,
+    tools: RetrievalTools,
+    *,
+    grant: Grant = FULL_ACCESS,
+    calls: "CallRunner | None" = None,
+    middleware: Sequence[ServerMiddleware[Any]] = (),
+) -> MCPServer:
+    """A new server publishing what ``grant`` may read of ``tools``; the caller owns (and closes) ``tools``.
+
+    Servers of one process share one ``calls`` runner (its concurrency limit is per process);
+    ``middleware`` wraps every message the server receives (the audit log).
+    """
+    scope = grant.scope
+    corpora = tools.retriever.corpora(scope)
+    database = tools.database.name if grant.sql else None
+    numbers = text.limits(settings)
+    refusals = _refusals(corpora, grant.sql)
+    server: MCPServer = MCPServer(
+        SERVER_NAME,
+        title="Cited retrieval",
+        version=__version__,
+        instructions=text.instructions([c.name for c in corpora], database),
+        middleware=[*middleware, _Refusals(refusals)],
+    )
+    surface = _Surface(server, tools, calls or CallRunner(settings), corpora, scope, numbers)
+    if corpora:
+        for mode in SEARCH_MODES:
+            _add_search_tool(surface, mode)
+        _add_document_tool(surface)
+    if grant.sql:
+        _add_sql_tool(surface)
+    _add_resources(surface, grant.sql)
+    _add_prompt(server)
+    return server
+
+
+def _refusals(corpora: list[CorpusInfo], sql: bool) -> dict[str, str]:
+    """What a client hears when it calls a tool its grant leaves out, by tool name."""
+    refusals: dict[str, str] = {}
+    if not corpora:
+        refusals |= {
+            name: f"{name} is not available to this client: its token grants no corpora. Ask the server's "
+            "operator for a token with a corpus grant" + (", or use sql_query for records." if sql else ".")
+            for name in [f"{mode}_search" for mode in SEARCH_MODES] + ["get_document"]
+        }
+    if not sql:
+        refusals["sql_query"] = (
+            "sql_query is not available to this client: its token has no SQL grant. "
+            + ("Answer from the document search tools, or ask" if corpora else "Ask")
+            + " the server's operator for a token with SQL access."
+        )
+    return refusals
+
+
+class _Refusals:
+    """Server middleware: answers a call of a tool the grant leaves out with its refusal, not 'Unknown tool'."""
+
+    def __init__(self, refusals: dict[str, str]) -> None:
+        self.refusals = refusals
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        name = (ctx.params or {}).get("name") if ctx.method == "tools/call" else None
+        if isinstance(name, str) and name in self.refusals:
+            note_error("NotGranted")
+            return CallToolResult(content=[TextContent(type="text", text=self.refusals[name])], is_error=True)
+        return await call_next(ctx)
+
+
+class CallRunner:
+    """Runs tool work on worker threads, a bounded number at once, each call within a time limit.
+
+    A call that runs out of time is answered at once with a tool error; its worker thread
+    cannot be interrupted and finishes in the background (SQL stops itself after
+    ``settings.sql_timeout_s``), its result discarded.
+    """
+
+    def __init__(self, settings: Settings) -> None:
+        self._limiter = anyio.CapacityLimiter(settings.max_concurrent_calls)
+        self._timeout_s = settings.call_timeout_s
+
+    async def run(self, work: Callable[[], R]) -> R:
+        """``work()`` on a worker thread, once one is free; CallTimeoutError past the time limit."""
+        with anyio.move_on_after(self._timeout_s) as deadline:
+            return await anyio.to_thread.run_sync(work, limiter=self._limiter, abandon_on_cancel=True)
+        raise CallTimeoutError(
+            f"the call did not finish within {self._timeout_s:g} s, the server's limit per call; the server may be "
+            "busy, so retry in a moment, or ask for less (a smaller top_k, a narrower query, fewer rows)"
+        ) from None
+
+    async def result(self, work: Callable[[], R], render: Callable[[R], str]) -> CallToolResult:
+        """The tool result: ``work()``'s model as structured content and its text rendering.
+
+        A library error becomes a tool error carrying its message, which says what to do instead.
+        """
+        try:
+            value = await self.run(work)
+        except RetrievalError as e:
+            note_error(type(e).__name__)
+            raise ToolError(_message(e)) from e
+        return CallToolResult(
+            content=[TextContent(type="text", text=render(value))],
+            structured_content=value.model_dump(mode="json"),
+        )
+
+
+@dataclass(frozen=True)
+class _Surface:
+    """What one server's tools and resources are built from: a grant's view of the process's tools."""
+
+    server: MCPServer
+    tools: RetrievalTools
+    calls: CallRunner
+    corpora: list[CorpusInfo]
+    scope: Collection[str] | None
+    numbers: dict[str, Any]
+
+
+def _message(error: RetrievalError) -> str:
+    """The error's message, clipped: it may quote what the caller sent, which can be huge."""
+    message = str(error)
+    if len(message) <= MAX_ERROR_CHARS:
+        return message
+    return f"{message[:MAX_ERROR_CHARS]}…[{len(message) - MAX_ERROR_CHARS} more characters]"
+
+
+def _field(description: str, **constraints: Any) -> Any:
+    """A parameter's description plus JSON-schema ``constraints`` (an enum, a range) that are
+    published but left to the retrieval layer to check, so a violation gets its actionable message."""
+
+    def publish(schema: dict[str, Any]) -> None:
+        # For an optional parameter the constraints belong on the non-null branch of anyOf.
+        branches = [branch for branch in schema.get("anyOf", []) if branch.get("type") != "null"]
+        (branches[0] if branches else schema).update(constraints)
+
+    return Field(description=description, json_schema_extra=publish)
+
+
+def _corpus_field(corpora: list[CorpusInfo], purpose: str) -> Any:
+    return _field(text.corpus_parameter(corpora, purpose), enum=[c.name for c in corpora])
+
+
+def _annotations(title: str) -> ToolAnnotations:
+    return ToolAnnotations(
+        title=title, read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
+
+
+def _add_search_tool(surface: _Surface, mode: RetrieverName) -> None:
+    tools, calls, scope, numbers = surface.tools, surface.calls, surface.scope, surface.numbers
+    query_field = _field(text.QUERY.format(**numbers), minLength=1, maxLength=numbers["max_query_chars"])
+    corpus_field = _corpus_field(surface.corpora, "Search only this corpus; omit to search all of them.")
+    top_k_field = _field(text.TOP_K.format(**numbers), minimum=1, maximum=numbers["max_top_k"])
+
+    async def search(
+        query: Annotated[str, query_field],
+        corpus: Annotated[str | None, corpus_field] = None,
+        top_k: Annotated[int, top_k_field] = 5,
+        filters: Annotated[SearchFilters | None, Field(description=text.FILTERS)] = None,
+    ) -> Annotated[CallToolResult, SearchResult]:
+        work = partial(tools.search, query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
+        return await calls.result(work, render_search)
+
+    title = text.SEARCH_TITLES[mode]
+    surface.server.add_tool(
+        search,
+        name=f"{mode}_search",
+        title=title,
+        description=text.SEARCH_DESCRIPTIONS[mode].format(**numbers),
+        annotations=_annotations(title),
+    )
+
+
+def _add_document_tool(surface: _Surface) -> None:
+    tools, calls, scope = surface.tools, surface.calls, surface.scope
+    corpus_field = _corpus_field(surface.corpora, text.DOC_CORPUS)
+
+    async def get_document(
+        doc_id: Annotated[str, _field(text.DOC_ID, minLength=1)],
+        corpus: Annotated[str | None, corpus_field] = None,
+        chunk: Annotated[int | None, _field(text.CHUNK, minimum=0)] = None,
+        window: Annotated[int, _field(text.WINDOW, minimum=0)] = 1,
+    ) -> Annotated[CallToolResult, DocumentResult]:
+        work = partial(tools.get_document, doc_id, corpus=corpus, chunk=chunk, window=window, scope=scope)
+        return await calls.result(work, render_document)
+
+    surface.server.add_tool(
+        get_document,
+        title="Read a document",
+        description=text.GET_DOCUMENT.format(**surface.numbers),
+        annotations=_annotations("Read a document"),
+    )
+
+
+def _add_sql_tool(surface: _Surface) -> None:
+    tools, calls, numbers = surface.tools, surface.calls, surface.numbers
+    max_rows_field = _field(text.MAX_ROWS.format(**numbers), minimum=1, maximum=numbers["max_rows"])
+
+    async def sql_query(
+        sql: Annotated[str, Field(description=text.SQL)],
+        params: Annotated[list[str | int | float | bool | None] | None, Field(description=text.PARAMS)] = None,
+        max_rows: Annotated[int | None, max_rows_field] = None,
+    ) -> Annotated[CallToolResult, SqlResult]:
+        return await calls.result(partial(tools.sql_query, sql, params, max_rows), render_sql)
+
+    database = tools.database
+    surface.server.add_tool(
+        sql_query,
+        title="Read-only SQL",
+        description=text.SQL_QUERY.format(
+            database=database.name, schema=database.schema_text(), cell_chars=database.max_value_chars, **numbers
+        ),
+        annotations=_annotations("Read-only SQL"),
+    )
+
+
+def _add_resources(surface: _Surface, sql: bool) -> None:
+    """The corpus list (the granted corpora), and the SQL schema and documents when granted."""
+    server, tools, calls, scope = surface.server, surface.tools, surface.calls, surface.scope
+    corpora_json = json.dumps([c.model_dump() for c in surface.corpora], ensure_ascii=False, indent=2)
+
+    @server.resource(
+        CORPORA_URI, name="corpora", title="Corpora", mime_type="application/json",
+        description="The searchable corpora: name, what each holds and when to use it, document and chunk counts.",
+    )  # fmt: skip
+    def corpora_resource() -> str:
+        return corpora_json
+
+    if sql:
+        schema_json = json.dumps([t.model_dump() for t in tools.database.schema()], ensure_ascii=False, indent=2)
+
+        @server.resource(
+            SCHEMA_URI, name="sql-schema", title="SQL schema", mime_type="application/json",
+            description=f"Tables of the {tools.database.name} database for sql_query: columns, keys, row counts.",
+        )  # fmt: skip
+        def schema_resource() -> str:
+            return schema_json
+
+    if surface.corpora:
+
+        @server.resource(
+            DOCUMENT_URI, name="document", title="Document", mime_type="text/plain",
+            description="A document with its citation ids marked where each chunk starts (the get_document rendering).",
+        )  # fmt: skip
+        async def document_resource(corpus: str, doc_id: str) -> str:
+            work = partial(tools.get_document, doc_id, corpus=corpus, chunk=None, window=0, scope=scope)
+            try:
+                document = await calls.run(work)
+            except RetrievalError as e:
+                note_error(type(e).__name__)
+                raise ResourceNotFoundError(_message(e)) from e
+            return render_document(document)
+
+
+def _add_prompt(server: MCPServer) -> None:
+    @server.prompt(
+        name="research",
+        title="Research a question with citations",
+        description="Answer a question from the corpora and the database, citing every fact.",
+    )
+    def research(question: str) -> str:
+        return text.RESEARCH_PROMPT.format(question=question)

@@ -1,0 +1,128 @@
+"""What the MCP tools do, as plain Python: search, read documents and query SQL, with bounded results.
+
+:class:`RetrievalTools` holds the one :class:`~mcp_server.retrieval.retriever.Retriever` and the one
+:class:`~mcp_server.sql.guard.ReadOnlyDatabase` of a process and returns the result models
+published as the tools' output schemas. It knows nothing about MCP (``server.py`` is the
+surface) and is safe to call from many threads. Failures are the library's
+:class:`~mcp_server.errors.RetrievalError`, whose messages say what to do instead.
+
+Every result is bounded so that one call cannot flood a context window: a hit's text is
+at most :data:`HIT_CHARS` characters, and the hits of one search, the text of one
+document and the cells of one SQL result at most ``settings.max_result_chars``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from pydantic import BaseModel, Field
+
+from mcp_server.models import DocumentView, Hit, SearchFilters, SqlResult
+from mcp_server.models import Retriever as RetrieverName
+from mcp_server.retrieval.retriever import Retriever
+from mcp_server.settings import Settings
+from mcp_server.sql.demo import open_database
+from mcp_server.sql.guard import Params, ReadOnlyDatabase
+
+HIT_CHARS = 4_000
+"""Longest hit text returned; a longer chunk is clipped with a marker naming the rest."""
+
+
+class SearchResult(BaseModel):
+    """The hits of one search, best first, each with its citation."""
+
+    query: str
+    corpus: str | None = Field(description="The corpus searched; null when all corpora were searched.")
+    retriever: RetrieverName
+    hits: list[Hit]
+    omitted: int = Field(
+        description="Hits found but left out to keep the result within its size limit; ask for fewer or narrow "
+        "the query."
+    )
+
+
+class DocumentResult(DocumentView):
+    """A document, or a window of its chunks, cut to whole chunks when it exceeds the size limit."""
+
+    truncated: bool = Field(description="True when `text` stops before the end of what was asked for.")
+    next_chunk: int | None = Field(
+        description="When truncated: the first chunk not returned; read on with get_document(chunk=<it>)."
+    )
+
+
+class RetrievalTools:
+    """The behaviour of the five tools over one opened index and database."""
+
+    def __init__(self, retriever: Retriever, database: ReadOnlyDatabase, settings: Settings) -> None:
+        self.retriever = retriever
+        self.database = database
+        self.settings = settings
+
+    @classmethod
+    def open(cls, settings: Settings) -> RetrievalTools:
+        """Open the current index and the configured database (raises IndexMissingError if no index)."""
+        return cls(Retriever.open(settings), open_database(settings), settings)
+
+    def close(self) -> None:
+        self.retriever.close()
+
+    def search(
+        self,
+        query: str,
+        *,
+        mode: RetrieverName,
+        corpus: str | None,
+        top_k: int,
+        filters: SearchFilters | None,
+        scope: Collection[str] | None = None,
+    ) -> SearchResult:
+        """Search ``corpus``, or every corpus within ``scope`` (the caller's grant; None: all)."""
+        hits = self.retriever.search(query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
+        kept = _within_budget([_clipped(hit) for hit in hits], self.settings.max_result_chars)
+        return SearchResult(
+            query=query.strip(), corpus=corpus, retriever=mode, hits=kept, omitted=len(hits) - len(kept)
+        )
+
+    def get_document(
+        self, ref: str, *, corpus: str | None, chunk: int | None, window: int, scope: Collection[str] | None = None
+    ) -> DocumentResult:
+        view = self.retriever.get_document(ref, corpus=corpus, chunk=chunk, window=window, scope=scope)
+        return _bounded_document(view, self.settings.max_result_chars)
+
+    def sql_query(self, sql: str, params: Params, max_rows: int | None) -> SqlResult:
+        return self.database.query(sql, params, max_rows=max_rows)
+
+
+def _clipped(hit: Hit) -> Hit:
+    """``hit`` with its text cut to :data:`HIT_CHARS`, marked with how to read the rest."""
+    if len(hit.text) <= HIT_CHARS:
+        return hit
+    rest = len(hit.text) - HIT_CHARS
+    marker = f"…[{rest} more characters: get_document('{hit.citation.id}')]"
+    return hit.model_copy(update={"text": hit.text[:HIT_CHARS] + marker})
+
+
+def _within_budget(hits: list[Hit], budget: int) -> list[Hit]:
+    """The leading hits whose texts fit in ``budget`` characters (always at least one)."""
+    kept: list[Hit] = []
+    used = 0
+    for hit in hits:
+        used += len(hit.text)
+        if kept and used > budget:
+            break
+        kept.append(hit)
+    return kept
+
+
+def _bounded_document(view: DocumentView, max_chars: int) -> DocumentResult:
+    """``view`` as a result, cut after the last whole chunk that fits in ``max_chars``."""
+    if len(view.text) <= max_chars:
+        return DocumentResult(**dict(view), truncated=False, next_chunk=None)
+    fitting = [c for c in view.chunks if c.char_end - view.text_offset <= max_chars] or view.chunks[:1]
+    end = min(fitting[-1].char_end - view.text_offset, max_chars) if fitting else max_chars
+    later = view.chunks[len(fitting) :]
+    return DocumentResult(
+        **{**dict(view), "text": view.text[:end], "chunks": fitting},
+        truncated=True,
+        next_chunk=later[0].chunk if later else None,
+    )

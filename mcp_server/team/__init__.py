@@ -1,0 +1,1 @@
+"""The shared HTTP team server: bearer tokens and grants, limits, audit log, live index switching, and the `ragmcp token` commands."""

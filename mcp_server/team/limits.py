@@ -1,0 +1,118 @@
+"""Per-client limits of a team server: a token bucket for the request rate, a ceiling on requests in flight.
+
+:class:`ClientLimiter` holds both per client name. :class:`LimitGate` applies them to every
+authenticated HTTP request: over the rate it answers 429 with ``Retry-After`` at once;
+over the concurrency ceiling the request waits for one of the client's own requests to
+finish, so a client that floods the server queues behind itself, not in front of others.
+
+The state lives in each server process. With N worker processes or hosts, a client can
+reach N times its rate and N times its concurrency; divide the limits by N, or enforce
+them at the load balancer, where that matters.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections.abc import Callable
+
+import anyio
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from mcp_server.team.tokens import ClientLimits
+
+Clock = Callable[[], float]
+logger = logging.getLogger(__name__)
+
+
+class TokenBucket:
+    """``burst`` requests at once, refilled at ``rate_per_s``; each request takes one token."""
+
+    def __init__(self, rate_per_s: float, burst: int, now: float) -> None:
+        self.rate_per_s = rate_per_s
+        self.burst = burst
+        self._tokens = float(burst)
+        self._updated = now
+
+    def take(self, now: float) -> float:
+        """0 if the request may go ahead (a token is taken), else the seconds until one is available."""
+        self._tokens = min(self.burst, self._tokens + (now - self._updated) * self.rate_per_s)
+        self._updated = now
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return 0.0
+        return (1 - self._tokens) / self.rate_per_s
+
+
+class ClientLimiter:
+    """The rate and concurrency state of every client of one process, keyed by client name.
+
+    A client whose limits change (the tokens file was edited) starts afresh with the new ones.
+    """
+
+    def __init__(self, clock: Clock = time.monotonic) -> None:
+        self._clock = clock
+        self._buckets: dict[str, tuple[ClientLimits, TokenBucket]] = {}
+        self._slots: dict[str, tuple[ClientLimits, anyio.CapacityLimiter]] = {}
+
+    def admit(self, client: str, limits: ClientLimits) -> float:
+        """0 if ``client`` may make a request now, else the seconds to wait before retrying."""
+        now = self._clock()
+        known = self._buckets.get(client)
+        if known is None or known[0] != limits:
+            known = limits, TokenBucket(limits.rate_per_minute / 60, limits.burst, now)
+            self._buckets[client] = known
+        return known[1].take(now)
+
+    def slots(self, client: str, limits: ClientLimits) -> anyio.CapacityLimiter:
+        """The limiter bounding ``client``'s requests in flight."""
+        known = self._slots.get(client)
+        if known is None or known[0] != limits:
+            known = limits, anyio.CapacityLimiter(limits.max_concurrent)
+            self._slots[client] = known
+        return known[1]
+
+
+Identify = Callable[[Scope], tuple[str, ClientLimits] | None]
+"""The client name and limits of an authenticated request; None when there is no client."""
+
+
+class LimitGate:
+    """ASGI middleware: rate-limit (429) and then cap the concurrency of each client's requests."""
+
+    def __init__(self, app: ASGIApp, identify: Identify, limiter: ClientLimiter) -> None:
+        self.app = app
+        self.identify = identify
+        self.limiter = limiter
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        client = self.identify(scope) if scope["type"] == "http" else None
+        if client is None:
+            await self.app(scope, receive, send)
+            return
+        name, limits = client
+        wait_s = self.limiter.admit(name, limits)
+        if wait_s > 0:
+            logger.warning("client %r is over its rate limit; answered 429, retry in %.1f s", name, wait_s)
+            await _too_many_requests(send, name, limits, wait_s)
+            return
+        async with self.limiter.slots(name, limits):
+            await self.app(scope, receive, send)
+
+
+async def _too_many_requests(send: Send, client: str, limits: ClientLimits, wait_s: float) -> None:
+    retry_after = max(1, math.ceil(wait_s))
+    body = json.dumps({
+        "error": "rate_limited",
+        "error_description": f"client {client!r} is over its limit of {limits.rate_per_minute:g} requests per minute "
+        f"(burst {limits.burst}); retry after {retry_after} s",
+    }).encode()  # fmt: skip
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"retry-after", str(retry_after).encode()),
+    ]
+    await send({"type": "http.response.start", "status": 429, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
