@@ -3,8 +3,9 @@
 - :func:`procedure` — "how do I fix it?", "how can I renew…", "what should I do?" are answered
   by numbered steps, not by the sentence that defines the problem. Of the numbered lists in
   the evidence (two steps or more), the one closest in meaning to the question is quoted
-  whole, steps numbered as in the source, with its citation; a list in an evidence item that
-  names every code the question names is preferred (:data:`NAMES_CODES`).
+  whole, steps numbered as in the source, with its citation. When the question names codes
+  (``ERR_VPN_AUTH_4012``), only a list in an evidence item naming every one of them counts:
+  the renewal steps of one error are not the fix for another.
 - :func:`extreme_row` — "the most expensive plan", "the cheapest plan": of the table rows
   among the candidate sentences that share the best candidate's table (same item, same
   column headers), the row with the highest (lowest) number in the column the question
@@ -30,8 +31,6 @@ _MARKUP = re.compile(r"\*\*|__|`")
 MIN_STEPS = 2
 PROCEDURE_MEANING = 0.3
 """Similarity from which a numbered list counts as answering a "how do I" question."""
-NAMES_CODES = 0.2
-"""Bonus to a list whose evidence item names every code the question names (ERR_VPN_AUTH_4012)."""
 _MOST = re.compile(r"\b(?:most expensive|highest|largest|biggest|longest|maximum|priciest)\b", re.IGNORECASE)
 _LEAST = re.compile(r"\b(?:cheapest|least expensive|lowest|smallest|shortest|minimum)\b", re.IGNORECASE)
 COLUMN_SHARE = 0.75
@@ -62,13 +61,12 @@ def procedure(question: str, ledger: Ledger) -> Steps | None:
     """The numbered list of the evidence that best answers a "how do I" ``question``, or None."""
     if not is_procedure(question):
         return None
-    lists = [Steps(steps, item) for item in ledger for steps in numbered_lists(item.text)]
+    codes = [code.lower() for code in identifiers(question)]
+    lists = [Steps(steps, item) for item in ledger if all(code in item.text.lower() for code in codes)
+             for steps in numbered_lists(item.text)]
     if not lists:
         return None
-    codes = [code.lower() for code in identifiers(question)]
-    scores = [meaning + (NAMES_CODES if codes and all(c in steps.evidence.text.lower() for c in codes) else 0.0)
-              for meaning, steps in zip(similarity(question, [s.text for s in lists]), lists, strict=True)]
-    score, best = max(zip(scores, lists, strict=True), key=lambda pair: pair[0])
+    score, best = max(zip(similarity(question, [s.text for s in lists]), lists, strict=True), key=lambda pair: pair[0])
     return best if score >= PROCEDURE_MEANING else None
 
 
