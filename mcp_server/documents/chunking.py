@@ -134,15 +134,19 @@ def find_headings(text: str) -> list[Heading]:
     return headings
 
 
-def split_into_chunks(text: str, options: ChunkingOptions, headings: Sequence[Heading] | None = None) -> list[Chunk]:
+def split_into_chunks(
+    text: str, options: ChunkingOptions, headings: Sequence[Heading] | None = None, breaks: Sequence[int] = ()
+) -> list[Chunk]:
     """Cut ``text`` into heading-aware chunks (see the module docstring); ``[]`` for blank text.
 
     ``headings`` (in order, each starting a line) replace the Markdown headings of ``text``
-    for texts whose sections are marked otherwise.
+    for texts whose sections are marked otherwise. ``breaks`` are offsets (page starts) that
+    end a section like a heading does, without changing the heading path: no chunk overlaps
+    across them, and only a small piece before one merges into what follows.
     """
     small = min(SMALL_SECTION_TOKENS, options.target_tokens // 2)
     chunks: list[Chunk] = []
-    for section in _merge_small_sections(text, _sections(text, headings), small):
+    for section in _merge_small_sections(text, _broken(_sections(text, headings), breaks), small):
         run = _AtomRun(list(_atoms(text, section.start, section.end, options)))
         for first, stop in _pack(run, options):
             start, end = run.span(first, stop)
@@ -227,6 +231,18 @@ def _sections(text: str, headings: Sequence[Heading] | None) -> list[_Section]:
         path = (*(outer for outer in path if outer.level < heading.level), heading)
         sections.append(_Section(heading.start, end, path))
     return sections
+
+
+def _broken(sections: list[_Section], breaks: Sequence[int]) -> list[_Section]:
+    """``sections`` split at every offset of ``breaks`` inside one (the pieces keep its heading path)."""
+    pieces = []
+    for section in sections:
+        start = section.start
+        for offset in sorted(b for b in breaks if section.start < b < section.end):
+            pieces.append(_Section(start, offset, section.path))
+            start = offset
+        pieces.append(_Section(start, section.end, section.path))
+    return pieces
 
 
 def _merge_small_sections(text: str, sections: list[_Section], small_tokens: int) -> list[_Section]:

@@ -52,7 +52,7 @@ def extract(path: Path, options: ChunkingOptions, max_chunks: int) -> Extracted:
     if document.layout == "table":
         chunks = split_records(document.text, options, document.headings)
     else:
-        chunks = split_into_chunks(document.text, options, document.headings)
+        chunks = split_into_chunks(document.text, options, document.headings, [mark.start for mark in document.pages])
     if len(chunks) > max_chunks:
         raise _too_many(path, str(len(chunks)), max_chunks)
     return Extracted(
