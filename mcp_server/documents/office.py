@@ -155,8 +155,7 @@ def load_xlsx(path: Path) -> LoadedDocument:
         try:
             table = TableText()
             for sheet in workbook.worksheets:
-                table.sheet(sheet.title)
-                table.rows(enumerate(sheet.iter_rows(values_only=True), start=1))
+                table.rows(enumerate(sheet.iter_rows(values_only=True), start=1), sheet=sheet.title)
             return table.document(path, "sheet", _properties(workbook.properties))
         finally:
             workbook.close()

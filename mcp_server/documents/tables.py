@@ -29,22 +29,16 @@ class TableText:
     def __init__(self) -> None:
         self._parts: list[str] = []
         self._length = 0
-        self._sheet_start = 0
         self.headings: list[Heading] = []
         self.pages: list[PageMark] = []
         self.lines: list[LineMark] = []
 
-    def sheet(self, name: str) -> None:
-        """Start a sheet: a level-1 heading with its name, which is also its page."""
-        if self._parts:
-            self._append("\n")
-        self._sheet_start = self._length
-        self.headings.append(Heading(self._length, 1, name))
-        self.pages.append(PageMark(self._length, name))
-        self._append(f"# {name}\n")
+    def rows(self, rows: Iterable[tuple[int, Sequence[object]]], sheet: str | None = None) -> None:
+        """Add ``(line or row number, cells)`` rows; the first with any content is the header.
 
-    def rows(self, rows: Iterable[tuple[int, Sequence[object]]]) -> None:
-        """Add ``(line or row number, cells)`` rows; the first with any content is the header."""
+        With a ``sheet`` name, the rows are headed by a level-1 heading with that name, which
+        is also their page; a sheet without content adds nothing.
+        """
         header: list[str] | None = None
         for number, cells in rows:
             values = [cell_text(cell) for cell in cells]
@@ -52,7 +46,8 @@ class TableText:
                 continue
             if header is None:
                 header = [value or f"column {index}" for index, value in enumerate(values, start=1)]
-                self.lines.append(LineMark(self._sheet_start, number))  # a sheet's heading line: its header row
+                if sheet is not None:
+                    self._start_sheet(sheet, number)
                 continue
             pairs = zip_longest(header, values, fillvalue="")
             line = " | ".join(f"{name}: {value}" if name else value for name, value in pairs if value)
@@ -65,6 +60,15 @@ class TableText:
             lines=self.lines, layout="table", fields=fields or {}, titled_by_heading=False,
         )  # fmt: skip
         return make_document(path, "".join(self._parts).rstrip(), structure)
+
+    def _start_sheet(self, name: str, header_row: int) -> None:
+        """A blank line after an earlier sheet, then the heading, cited as the header row."""
+        if self._parts:
+            self._append("\n")
+        self.lines.append(LineMark(self._length, header_row))
+        self.headings.append(Heading(self._length, 1, name))
+        self.pages.append(PageMark(self._length, name))
+        self._append(f"# {name}\n")
 
     def _append(self, text: str) -> None:
         self._parts.append(text)
