@@ -99,7 +99,8 @@ def open_retriever(settings: Settings) -> Retriever:
 @main.command("ingest")
 @click.argument("targets", nargs=-1)
 @click.option("--rebuild", is_flag=True, help="Start a fresh index (needed after changing the embedding model).")
-@click.option("--strict", is_flag=True, help="Exit with status 1 when any file was skipped (for CI); the index is still updated.")
+@click.option("--strict", is_flag=True,
+              help="Exit with status 1 when any file was skipped (for CI); the index is still updated.")
 @click.pass_obj
 @handle_errors
 def ingest_command(settings: Settings, targets: tuple[str, ...], rebuild: bool, strict: bool) -> None:
@@ -205,7 +206,8 @@ def doc(settings: Settings, ref: str, corpus: str | None, chunk: int | None, win
     click.echo(f"{view.corpus}:{view.doc_id} — {view.title} ({view.source})")
     for span in view.chunks:
         where = describe_location(span.page, span.page_end, view.page_kind, span.line_start, span.line_end)
-        click.echo(f"  [{span.citation_id}] chars {span.char_start}-{span.char_end}{f', {where}' if where else ''} {span.section}")
+        chars = ", ".join(filter(None, [f"chars {span.char_start}-{span.char_end}", where]))
+        click.echo(f"  [{span.citation_id}] {chars} {span.section}")
     click.echo()
     click.echo(view.text)
 
@@ -252,6 +254,7 @@ def status(settings: Settings, as_json: bool) -> None:
             click.echo(json.dumps({"index": str(settings.index_dir), "built": False, "database": database}))
             return
         raise click.ClickException(str(e)) from e
+    last_ingest = load_run_report(settings.data_dir)
     try:
         corpora = retriever.corpora()
         manifest = retriever.manifest
@@ -260,7 +263,7 @@ def status(settings: Settings, as_json: bool) -> None:
             "created": manifest.created, "embedding_model": manifest.embedding_model,
             "dimension": manifest.dimension, "documents": manifest.documents, "chunks": manifest.chunks,
             "corpora": [c.model_dump() for c in corpora], "database": database,
-            "last_ingest": load_run_report(settings.data_dir),
+            "last_ingest": last_ingest,
         }
     finally:
         retriever.close()
@@ -272,7 +275,7 @@ def status(settings: Settings, as_json: bool) -> None:
     click.echo(f"{manifest.documents} documents, {manifest.chunks} chunks")
     for c in corpora:
         click.echo(f"  {c.name}: {c.documents} documents, {c.chunks} chunks — {textwrap.shorten(c.description, 90)}")
-    _echo_last_ingest(info["last_ingest"])
+    _echo_last_ingest(last_ingest)
     if not database["built"]:
         click.echo(f"database: not built yet at {database['path']} (run ragmcp ingest)")
         return

@@ -132,7 +132,9 @@ class DocumentView(BaseModel):
     tags: list[str] = Field(default_factory=list)
     updated: date | None = None
     url: str | None = None
-    page_kind: PageKind | None = Field(default=None, description="What the chunks' `page` counts: page, slide or sheet.")
+    page_kind: PageKind | None = Field(
+        default=None, description="What the chunks' `page` counts: page, slide or sheet."
+    )
     text: str = Field(description="The document text the chunk offsets refer to (or the requested window of it).")
     text_offset: int = Field(default=0, description="Offset of `text` in the full document text.")
     char_count: int = Field(description="Length of the full document text.")

@@ -49,6 +49,7 @@ NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 _CONFIG_KEYS = ("name", "description", "language", "chunking", "documents")
 _DOCUMENTS_KEYS = ("include", "exclude")
+_SUFFIX_RE = re.compile(r"\.[^./\\\s]+")
 _FALLBACK_NAME = "my-corpus"
 
 
@@ -249,7 +250,7 @@ def _suffixes(table: object, where: Path) -> frozenset[str]:
     _reject_unknown_keys(table, _DOCUMENTS_KEYS, where)
     lists = {key: table.get(key, []) for key in _DOCUMENTS_KEYS}
     for key, value in lists.items():
-        if not isinstance(value, list) or not all(isinstance(s, str) and re.fullmatch(r"\.[^./\\\s]+", s) for s in value):
+        if not isinstance(value, list) or not all(isinstance(s, str) and _SUFFIX_RE.fullmatch(s) for s in value):
             raise IngestError(
                 f'{where}: [documents] {key} must be a list of file suffixes with their dot, e.g. {key} = [".log"], '
                 f"got {value!r}."

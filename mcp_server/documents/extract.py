@@ -12,7 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcp_server.documents.chunking import ChunkingOptions, estimate_tokens, split_into_chunks
+from mcp_server.documents.chunking import (
+    ChunkingOptions,
+    estimate_tokens,
+    split_into_chunks,
+)
 from mcp_server.documents.loaded import LoadedDocument
 from mcp_server.documents.loaders import load_document
 from mcp_server.documents.locations import Location, locate

@@ -117,7 +117,8 @@ def load_pptx(path: Path) -> LoadedDocument:
 
 def _slide_blocks(slide: Any, number: int) -> Iterator[str]:
     title_shape = slide.shapes.title
-    title = " ".join(title_shape.text_frame.text.split()) if title_shape is not None and title_shape.has_text_frame else ""
+    has_title = title_shape is not None and title_shape.has_text_frame
+    title = " ".join(title_shape.text_frame.text.split()) if has_title else ""
     yield f"# {title or f'Slide {number}'}"
     for shape in _shapes(slide.shapes):
         if title_shape is not None and shape.shape_id == title_shape.shape_id:

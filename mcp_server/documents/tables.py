@@ -10,17 +10,31 @@ from __future__ import annotations
 
 import csv
 import datetime
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import zip_longest
 from pathlib import Path
+from typing import Protocol
 
 from mcp_server.documents.chunking import Heading
-from mcp_server.documents.loaded import LoadedDocument, Structure, make_document, read_text
+from mcp_server.documents.loaded import (
+    LoadedDocument,
+    Structure,
+    make_document,
+    read_text,
+)
 from mcp_server.documents.locations import LineMark, PageMark
 from mcp_server.errors import IngestError
 from mcp_server.models import PageKind
 
 _SNIFF_BYTES = 8192
+
+
+class _CsvReader(Protocol):
+    """What ``csv.reader`` returns: rows, and the number of source lines read so far."""
+
+    line_num: int
+
+    def __iter__(self) -> Iterator[list[str]]: ...
 
 
 class TableText:
@@ -54,7 +68,9 @@ class TableText:
             self.lines.append(LineMark(self._length, number))
             self._append(line + "\n")
 
-    def document(self, path: Path, page_kind: PageKind | None, fields: dict[str, object] | None = None) -> LoadedDocument:
+    def document(
+        self, path: Path, page_kind: PageKind | None, fields: dict[str, object] | None = None
+    ) -> LoadedDocument:
         structure = Structure(
             headings=self.headings, pages=self.pages, page_kind=page_kind if self.pages else None,
             lines=self.lines, layout="table", fields=fields or {}, titled_by_heading=False,
@@ -96,16 +112,18 @@ def load_csv(path: Path) -> LoadedDocument:
     try:
         table.rows(_numbered(reader))
     except csv.Error as error:
-        raise IngestError(f"{path} is not a readable CSV file (line {reader.line_num}: {error}); check its quoting.") from error
+        raise IngestError(
+            f"{path} is not a readable CSV file (line {reader.line_num}: {error}); check its quoting."
+        ) from error
     return table.document(path, None)
 
 
-def _numbered(reader: Iterable[list[str]]) -> Iterable[tuple[int, list[str]]]:
+def _numbered(reader: _CsvReader) -> Iterable[tuple[int, list[str]]]:
     """Each row with the line it starts on (``line_num`` counts the lines read so far)."""
     line = 1
     for row in reader:
         yield line, row
-        line = getattr(reader, "line_num") + 1
+        line = reader.line_num + 1
 
 
 def _dialect(path: Path, text: str) -> type[csv.Dialect] | csv.Dialect:

@@ -22,7 +22,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from mcp_server.documents.chunking import Heading, lines_with_offsets
-from mcp_server.documents.loaded import LoadedDocument, Structure, make_document, read_text, trimmed_body
+from mcp_server.documents.loaded import (
+    LoadedDocument,
+    Structure,
+    make_document,
+    read_text,
+    trimmed_body,
+)
 from mcp_server.documents.locations import LineMark
 
 _RST_ADORNMENT_RE = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*")

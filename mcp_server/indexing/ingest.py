@@ -16,9 +16,10 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -81,7 +82,8 @@ class CorpusReport:
         if self.hidden:
             shown = ", ".join(self.hidden[:5]) + (", ..." if len(self.hidden) > 5 else "")
             lines.append(
-                f"{self.name}: {len(self.hidden)} hidden files or folders not indexed (names starting with '.'): {shown}"
+                f"{self.name}: {len(self.hidden)} hidden files or folders not indexed "
+                f"(names starting with '.'): {shown}"
             )
         return lines
 
@@ -94,6 +96,21 @@ class IngestReport:
     chunks_embedded: int = 0  # embeddings computed by the model (not taken from the cache)
     seconds: float = 0.0
     embed_seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``ragmcp status`` shows of the run: counts per corpus, and each skipped file with its reason."""
+        return {
+            "generation": self.generation,
+            "seconds": round(self.seconds, 3),
+            "corpora": [
+                {
+                    "name": c.name, "added": len(c.added), "changed": len(c.changed), "deleted": len(c.deleted),
+                    "unchanged": c.unchanged, "skipped": [asdict(skip) for skip in c.skipped],
+                    "hidden": len(c.hidden), "lines": c.skip_lines(),
+                }
+                for c in self.corpora
+            ],
+        }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -162,7 +179,7 @@ def ingest(
         ) from None
     try:
         report = _ingest_locked(settings, targets, rebuild, progress)
-        save_run_report(settings.data_dir, report)
+        save_run_report(settings.data_dir, report.to_json())
         return report
     finally:
         lock.release()
@@ -284,7 +301,8 @@ def _plan(config: CorpusConfig, stored: dict[str, str], skips: dict[str, StoredS
         try:
             fingerprint = _fingerprint(source.path, config)
         except OSError as error:
-            report.skipped.append(SkippedFile(source.relpath, f"cannot be read ({error.strerror}); check its permissions"))
+            reason = f"cannot be read ({error.strerror}); check its permissions"
+            report.skipped.append(SkippedFile(source.relpath, reason))
             continue
         files.append(source)
         refused = skips.get(source.doc_id)

@@ -8,33 +8,18 @@ reason and the number of hidden entries left out. Written atomically after each 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp_server.indexing.generations import write_file_atomically
-
-if TYPE_CHECKING:
-    from mcp_server.indexing.ingest import IngestReport
 
 RUN_REPORT = "last-ingest.json"
 
 
-def save_run_report(data_dir: Path, report: IngestReport) -> None:
-    content = {
-        "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "generation": report.generation,
-        "seconds": round(report.seconds, 3),
-        "corpora": [
-            {
-                "name": c.name, "added": len(c.added), "changed": len(c.changed), "deleted": len(c.deleted),
-                "unchanged": c.unchanged, "skipped": [asdict(skip) for skip in c.skipped], "hidden": len(c.hidden),
-                "lines": c.skip_lines(),
-            }
-            for c in report.corpora
-        ],
-    }  # fmt: skip
+def save_run_report(data_dir: Path, report: dict[str, Any]) -> None:
+    """Keep ``report`` (``IngestReport.to_json()``) as the last run's, stamped with the time it finished."""
+    content = {"finished": datetime.now(timezone.utc).isoformat(timespec="seconds"), **report}
     write_file_atomically(data_dir / RUN_REPORT, json.dumps(content, indent=2, ensure_ascii=False) + "\n")
 
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from mcp_server.stores.docstore import DocumentStore, StoredChunk, StoredDocument, StoredSkip
+from mcp_server.stores.docstore import (
+    DocumentStore,
+    StoredChunk,
+    StoredDocument,
+    StoredSkip,
+)
 
 # The tables as the first release created them.
 FIRST_RELEASE_SCHEMA = """
