@@ -52,7 +52,7 @@ def print_ingest_report(report: IngestReport) -> None:
         skipped = f", {len(c.skipped)} skipped" if c.skipped else ""
         stderr.print(
             f"{c.name}: {len(c.added)} added, {len(c.changed)} changed, {len(c.deleted)} deleted, {c.unchanged} unchanged"
-            f"{skipped}"
+            f"{skipped}", soft_wrap=True,
         )
     if report.generation is None:
         stderr.print("index is up to date; nothing to do")

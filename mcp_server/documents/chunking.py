@@ -5,7 +5,8 @@ How a text is cut:
 1. **Sections.** Markdown ATX headings (``#`` to ``######`` followed by a space, outside
    fenced code blocks) start sections. A section's label is its heading path joined with
    ``' > '``, e.g. ``'Annual leave > Entitlement'``; text before the first heading has
-   the label ``''``.
+   the label ``''``. A loader may give other headings (reStructuredText, AsciiDoc, code) and
+   page breaks, which end a section without changing its heading path.
 2. **Small sections merge forward.** A section under ``SMALL_SECTION_TOKENS`` estimated
    tokens (or under half of ``target_tokens``, if that is smaller) - typically a heading
    followed at once by a subheading - is not emitted alone: it becomes the beginning of

@@ -3,11 +3,12 @@
 Loaders record *marks* while they build a document's text: a :class:`PageMark` where each
 page, slide or sheet begins, and a :class:`LineMark` where text taken from a known line of
 the source file begins (text after a line mark advances one source line per newline, up to
-the next mark). :func:`locate` turns a chunk's character span into a :class:`Location`.
+the next mark). A :class:`Locator` turns a chunk's character span into a :class:`Location`.
 """
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -39,26 +40,32 @@ class Location:
     line_end: int | None = None
 
 
-def locate(text: str, start: int, end: int, pages: Sequence[PageMark], lines: Sequence[LineMark]) -> Location:
-    """The location of ``text[start:end]`` (a non-empty span) from the document's marks."""
-    last = max(start, end - 1)
-    first_page, last_page = _page_at(pages, start), _page_at(pages, last)
-    return Location(
-        page=first_page,
-        page_end=last_page if last_page != first_page else None,
-        line_start=_line_at(text, lines, start),
-        line_end=_line_at(text, lines, last),
-    )
+class Locator:
+    """Locates spans of one document's text; built once per document, so locating many chunks stays cheap."""
 
+    def __init__(self, text: str, pages: Sequence[PageMark], lines: Sequence[LineMark]) -> None:
+        self._pages, self._page_starts = pages, [mark.start for mark in pages]
+        self._lines, self._line_starts = lines, [mark.start for mark in lines]
+        self._newlines = [match.start() for match in re.finditer("\n", text)] if lines else []
 
-def _page_at(pages: Sequence[PageMark], offset: int) -> int | str | None:
-    index = bisect_right([mark.start for mark in pages], offset) - 1
-    return pages[index].page if index >= 0 else None
+    def locate(self, start: int, end: int) -> Location:
+        """The location of the span ``[start, end)`` (non-empty) of the text."""
+        last = max(start, end - 1)
+        first_page, last_page = self._page_at(start), self._page_at(last)
+        return Location(
+            page=first_page,
+            page_end=last_page if last_page != first_page else None,
+            line_start=self._line_at(start),
+            line_end=self._line_at(last),
+        )
 
+    def _page_at(self, offset: int) -> int | str | None:
+        index = bisect_right(self._page_starts, offset) - 1
+        return self._pages[index].page if index >= 0 else None
 
-def _line_at(text: str, lines: Sequence[LineMark], offset: int) -> int | None:
-    index = bisect_right([mark.start for mark in lines], offset) - 1
-    if index < 0:
-        return None
-    mark = lines[index]
-    return mark.line + text.count("\n", mark.start, offset)
+    def _line_at(self, offset: int) -> int | None:
+        index = bisect_right(self._line_starts, offset) - 1
+        if index < 0:
+            return None
+        mark = self._lines[index]
+        return mark.line + bisect_right(self._newlines, offset - 1) - bisect_right(self._newlines, mark.start - 1)
