@@ -22,7 +22,8 @@ from mcp_server.cli_support import handle_errors, load_settings, with_overrides
 from mcp_server.errors import IndexMissingError
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.indexing.ingest import IngestReport, ingest
-from mcp_server.models import Hit, SearchFilters
+from mcp_server.indexing.run_report import load_run_report
+from mcp_server.models import Hit, SearchFilters, describe_location
 from mcp_server.progress import stderr_progress
 from mcp_server.retrieval.retriever import Retriever
 from mcp_server.settings import Settings
@@ -46,8 +47,12 @@ def main(ctx: click.Context, data_dir: Path | None) -> None:
 
 def print_ingest_report(report: IngestReport) -> None:
     for c in report.corpora:
+        for line in c.skip_lines():
+            stderr.print(line, highlight=False, markup=False, soft_wrap=True)
+        skipped = f", {len(c.skipped)} skipped" if c.skipped else ""
         stderr.print(
             f"{c.name}: {len(c.added)} added, {len(c.changed)} changed, {len(c.deleted)} deleted, {c.unchanged} unchanged"
+            f"{skipped}", soft_wrap=True,
         )
     if report.generation is None:
         stderr.print("index is up to date; nothing to do")
@@ -94,21 +99,27 @@ def open_retriever(settings: Settings) -> Retriever:
 @main.command("ingest")
 @click.argument("targets", nargs=-1)
 @click.option("--rebuild", is_flag=True, help="Start a fresh index (needed after changing the embedding model).")
+@click.option("--strict", is_flag=True,
+              help="Exit with status 1 when any file was skipped (for CI); the index is still updated.")
 @click.pass_obj
 @handle_errors
-def ingest_command(settings: Settings, targets: tuple[str, ...], rebuild: bool) -> None:
+def ingest_command(settings: Settings, targets: tuple[str, ...], rebuild: bool, strict: bool) -> None:
     """Build or update the index from corpus folders, and the demo database.
 
     TARGETS are corpus folders or names of known corpora; with none, every configured
     corpus (RAGMCP_CORPORA, default: the bundled demo corpora) and every corpus already
     in the index is brought up to date. Unchanged documents cost nothing. The demo
     database is rebuilt from its sources when they changed (a database configured with
-    RAGMCP_DATABASE is only opened).
+    RAGMCP_DATABASE is only opened). A file that cannot be indexed is skipped with a line
+    saying why; the rest is indexed.
     """
     with stderr_progress(stderr) as progress:
         report = ingest(settings, targets, rebuild=rebuild, progress=progress)
     print_ingest_report(report)
     print_database_report(settings)
+    skipped = sum(len(c.skipped) for c in report.corpora)
+    if strict and skipped:
+        raise click.ClickException(f"{skipped} files skipped (--strict); fix or remove them, or exclude their suffixes")
 
 
 def _filters(category: str | None, tags: tuple[str, ...], since: date | None, until: date | None, prefix: str | None) -> SearchFilters:
@@ -122,7 +133,8 @@ def _print_hits(hits: list[Hit]) -> None:
         c = hit.citation
         click.echo(f"[{c.id}]  {hit.retriever} score {hit.score:.4f}")
         location = c.section if c.section.startswith(c.title) else " > ".join(filter(None, [c.title, c.section]))
-        click.echo(f"  {location} — {c.source} (chars {c.char_start}-{c.char_end})")
+        where = ", ".join(filter(None, [f"chars {c.char_start}-{c.char_end}", c.location()]))
+        click.echo(f"  {location} — {c.source} ({where})")
         body = " ".join(hit.text.split())
         click.echo(textwrap.indent(textwrap.fill(textwrap.shorten(body, 600, placeholder=" …"), 100), "  "))
         click.echo()
@@ -193,7 +205,9 @@ def doc(settings: Settings, ref: str, corpus: str | None, chunk: int | None, win
         return
     click.echo(f"{view.corpus}:{view.doc_id} — {view.title} ({view.source})")
     for span in view.chunks:
-        click.echo(f"  [{span.citation_id}] chars {span.char_start}-{span.char_end} {span.section}")
+        where = describe_location(span.page, span.page_end, view.page_kind, span.line_start, span.line_end)
+        chars = ", ".join(filter(None, [f"chars {span.char_start}-{span.char_end}", where]))
+        click.echo(f"  [{span.citation_id}] {chars} {span.section}")
     click.echo()
     click.echo(view.text)
 
@@ -240,6 +254,7 @@ def status(settings: Settings, as_json: bool) -> None:
             click.echo(json.dumps({"index": str(settings.index_dir), "built": False, "database": database}))
             return
         raise click.ClickException(str(e)) from e
+    last_ingest = load_run_report(settings.data_dir)
     try:
         corpora = retriever.corpora()
         manifest = retriever.manifest
@@ -248,6 +263,7 @@ def status(settings: Settings, as_json: bool) -> None:
             "created": manifest.created, "embedding_model": manifest.embedding_model,
             "dimension": manifest.dimension, "documents": manifest.documents, "chunks": manifest.chunks,
             "corpora": [c.model_dump() for c in corpora], "database": database,
+            "last_ingest": last_ingest,
         }
     finally:
         retriever.close()
@@ -259,12 +275,24 @@ def status(settings: Settings, as_json: bool) -> None:
     click.echo(f"{manifest.documents} documents, {manifest.chunks} chunks")
     for c in corpora:
         click.echo(f"  {c.name}: {c.documents} documents, {c.chunks} chunks — {textwrap.shorten(c.description, 90)}")
+    _echo_last_ingest(last_ingest)
     if not database["built"]:
         click.echo(f"database: not built yet at {database['path']} (run ragmcp ingest)")
         return
     click.echo(f"database: {database['path']}")
     for table in database["tables"]:
         click.echo(f"  {table['name']}: {table['rows']} rows")
+
+
+def _echo_last_ingest(run: dict[str, Any] | None) -> None:
+    """The last ingestion run: when it finished and every file it skipped, with the reason."""
+    if run is None:
+        return
+    lines = [line for corpus in run.get("corpora", []) for line in corpus.get("lines", [])]
+    skipped = sum(len(corpus.get("skipped", [])) for corpus in run.get("corpora", []))
+    click.echo(f"last ingest: {run.get('finished')}, {skipped} files skipped" + (":" if lines else ""))
+    for line in lines:
+        click.echo(f"  {line}")
 
 
 @main.command()

@@ -301,11 +301,13 @@ class Retriever:
         return DocumentView(
             corpus=ref_corpus, doc_id=doc_id, title=document.title, source=document.source,
             category=document.category, tags=list(document.tags), updated=document.date, url=document.url,
-            text=document.text[start:end], text_offset=start, char_count=len(document.text),
+            page_kind=document.page_kind, text=document.text[start:end], text_offset=start,
+            char_count=len(document.text),
             chunks=[
                 ChunkSpan(
                     chunk=s.chunk, citation_id=citation_id(ref_corpus, doc_id, s.chunk), section=s.section,
-                    char_start=s.char_start, char_end=s.char_end,
+                    char_start=s.char_start, char_end=s.char_end, page=s.page, page_end=s.page_end,
+                    line_start=s.line_start, line_end=s.line_end,
                 )
                 for s in selected
             ],
@@ -354,7 +356,9 @@ def _citation(document: StoredDocument, span: StoredChunk) -> Citation:
         id=citation_id(document.corpus, document.doc_id, span.chunk), corpus=document.corpus,
         doc_id=document.doc_id, chunk=span.chunk, title=document.title, source=document.source,
         section=span.section, char_start=span.char_start, char_end=span.char_end,
-        updated=document.date, url=document.url,
+        updated=document.date, url=document.url, page=span.page, page_end=span.page_end,
+        page_kind=document.page_kind if span.page is not None else None,
+        line_start=span.line_start, line_end=span.line_end,
     )
 
 
