@@ -127,6 +127,11 @@ class Settings(BaseSettings):
     audit_max_bytes: int = Field(default=10_485_760, ge=10_000, description="Size at which the audit log rotates.")
     audit_backups: int = Field(default=5, ge=1, description="Rotated audit logs kept (audit.jsonl.1, .2, ...).")
 
+    watch_debounce_s: float = Field(
+        default=1.0, gt=0, le=60,
+        description="Watch mode: how long a folder must be quiet after a change before it is re-indexed.",
+    )
+
     @field_validator("corpora", mode="before")
     @classmethod
     def _split_paths(cls, value: Any) -> Any:
