@@ -70,11 +70,12 @@ def install(
             verb = "replaced" if written.replaced else "added"
             kept = f" (previous version kept as {written.backup})" if written.backup else ""
             _say(f"{verb} server {name!r} in {target}{kept}")
-    _explain(host, name, launch, settings, explicit_corpora="corpora" in settings.model_fields_set)
+    _explain(host, name, launch, settings, in_user_file=config_path is None)
 
 
-def _explain(host: Host, name: str, launch: Launch, settings: Settings, explicit_corpora: bool) -> None:
+def _explain(host: Host, name: str, launch: Launch, settings: Settings, in_user_file: bool) -> None:
     """What the entry does and what to do next."""
+    explicit_corpora = "corpora" in settings.model_fields_set
     if explicit_corpora:
         _say("corpora: " + os.pathsep.join(str(p) for p in settings.corpora))
     else:
@@ -83,7 +84,7 @@ def _explain(host: Host, name: str, launch: Launch, settings: Settings, explicit
     folders = [str(p) for p in settings.corpora] if explicit_corpora else []
     ingest = [*ragmcp_command(), "--data-dir", str(settings.data_dir), "ingest", *folders]
     _say(f"to build the index before the first start: {shlex.join(ingest)}")
-    if host.name == "claude-code":
+    if host.name == "claude-code" and in_user_file:
         entry = json.dumps(launch.entry(host), ensure_ascii=False)
         _say(
             "Claude Code rewrites ~/.claude.json while it runs: quit it before installing there, or add the server "
