@@ -19,9 +19,9 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from mcp_server.cli_support import handle_errors, load_settings, with_overrides
-from mcp_server.cli_watch import watch
 from mcp_server.errors import IndexMissingError
 from mcp_server.indexing.generations import IndexLayout
+from mcp_server.indexing.watch_cli import watch
 from mcp_server.indexing.ingest import IngestReport, ingest
 from mcp_server.indexing.watch import start_watching
 from mcp_server.install.cli import install

@@ -1,4 +1,4 @@
-"""``ragmcp watch``: keep the index in step with the corpus folders while they are edited."""
+"""``ragmcp watch``: keep the index in step with the corpus folders while they are edited (see watch.py)."""
 
 from __future__ import annotations
 
