@@ -43,7 +43,7 @@ from mcp_server.settings import Settings, bundled_corpus_dirs  # noqa: E402
 
 POLL_S = 0.05
 TIMEOUT_S = 120.0
-UPDATE = re.compile(r"mcp_server\.watch: .*published \S+ in ([0-9.]+) s")
+UPDATE = re.compile(r"; published gen-\S+ in ([0-9.]+) s")
 
 
 def corpora(kind: str, scratch: Path) -> list[Path]:

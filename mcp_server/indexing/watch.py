@@ -26,6 +26,7 @@ Everything it does is reported through ``say`` as whole lines.
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
@@ -106,6 +107,7 @@ class Watch:
         self._changed: queue.Queue[set[Path]] = queue.Queue()
         self._retry = _Retry()
         self._watcher = threading.Thread(target=self._follow_folders, name="ragmcp-watch", daemon=True)
+        logging.getLogger("watchfiles").setLevel(logging.WARNING)  # its "N changes detected"; ours say what changed
 
     def __enter__(self) -> Watch:
         self._watcher.start()  # before catch_up, so that no change slips between the two

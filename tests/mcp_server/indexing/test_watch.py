@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -214,6 +215,7 @@ async def test_serve_http_watch_edits_adds_and_deletes_are_searchable_within_10_
             (tiny_corpus / "gamma.md").unlink()
             await _wait_until_found(client, "shielding", lambda text: "tiny:gamma" not in text, time.monotonic())
     finally:
-        assert server.stop() == 0, server.log.read_text()
-    updates = [line for line in server.log.read_text().splitlines() if "mcp_server.watch" in line and "published" in line]
-    assert len(updates) == 3, updates  # one generation per change (the first build was the server's own)
+        # One uvicorn worker re-raises SIGTERM once it has shut down gracefully.
+        assert server.stop() in (0, -signal.SIGTERM), server.log.read_text()
+    updates = [line for line in server.log.read_text().splitlines() if "; published gen-" in line]
+    assert len(updates) == 3, updates  # one generation per change, each a line of the watcher's
