@@ -37,7 +37,7 @@ from pathlib import Path
 import watchfiles
 
 from mcp_server.documents.corpus import CONFIG_FILENAME, SUPPORTED_SUFFIXES
-from mcp_server.errors import IngestError
+from mcp_server.errors import RetrievalError
 from mcp_server.indexing.ingest import IngestReport, ingest
 from mcp_server.progress import ProgressSink
 from mcp_server.settings import Settings
@@ -70,7 +70,8 @@ def describe(report: IngestReport) -> str:
     """One line saying what an update did, e.g. ``notes: 1 changed, 1 deleted; published gen-... in 0.4 s``."""
     changes = []
     for c in report.corpora:
-        counts = [f"{len(ids)} {what}" for what, ids in (("added", c.added), ("changed", c.changed), ("deleted", c.deleted)) if ids]
+        kinds = (("added", c.added), ("changed", c.changed), ("deleted", c.deleted))
+        counts = [f"{len(ids)} {kind}" for kind, ids in kinds if ids]
         changes.append(f"{c.name}: {', '.join(counts) or 'no document changed'}")
     if report.generation is None:
         return "; ".join(changes) + "; nothing to publish"
@@ -170,11 +171,11 @@ class Watch:
 
     def _ingest(self, roots: list[Path], progress: ProgressSink | None) -> set[Path]:
         """Ingest ``roots``; the folders to retry (all of them) when that failed."""
-        # The folders that exist stand for the configuration: ingestion refuses to run while one is missing.
-        settings = self.settings.model_copy(update={"corpora": [r for r in self._roots if r.is_dir()]})
+        # Ingestion reads every configured folder's corpus.toml: only these may stop this update.
+        settings = self.settings.model_copy(update={"corpora": roots})
         try:
             report = ingest(settings, [str(r) for r in roots], progress=progress)
-        except IngestError as e:
+        except RetrievalError as e:  # a malformed corpus.toml, an unreachable store, ...
             message = str(e)
             if len(roots) == 1 and self._retry.said.get(roots[0]) != message:
                 self._say(f"could not update {roots[0]}: {message} (retrying)")

@@ -183,6 +183,27 @@ def test_a_removed_folder_is_reported_and_watched_again_when_back(tmp_path: Path
         watcher.stop()
 
 
+@pytest.mark.slow
+def test_a_broken_folder_is_reported_retried_and_holds_back_no_other(tmp_path: Path, tiny_corpus: Path) -> None:
+    other = tmp_path / "other"
+    write_doc(other, "otter.md", "Otter", "# Otter\n\nOtters hold hands while they sleep.")
+    settings = Settings(data_dir=tmp_path / "data", corpora=[tiny_corpus, other])
+    watcher = WatchProcess(settings)
+    try:
+        start = len(watcher.lines)
+        (other / "corpus.toml").write_text('name = "Other Name"\ndescription = "x"\n', encoding="utf-8")
+        write_doc(tiny_corpus, "delta.md", "Delta", "# Delta\n\nThe delta wing opens at dawn with quokkaword.")
+        watcher.wait_for(lambda line: f"could not update {other}" in line and "not valid" in line, 30, start)
+        watcher.wait_for(lambda line: "tiny: 1 added" in line and "published" in line, CHANGE_DEADLINE_S, start)
+        assert searched(settings, "quokkaword") == ["tiny:delta#0"]
+        fixed = len(watcher.lines)
+        (other / "corpus.toml").write_text('name = "other"\ndescription = "Otter facts."\n', encoding="utf-8")
+        watcher.wait_for(lambda line: line.endswith("nothing to publish") or "published" in line, 30, fixed)
+        assert not any("could not update" in line for line in watcher.lines[fixed:])
+    finally:
+        watcher.stop()
+
+
 async def _wait_until_found(client: Client, query: str, found: Callable[[str], bool], written: float) -> None:
     """Search until ``found(text of the result)``, failing CHANGE_DEADLINE_S after the file was written."""
     with anyio.fail_after(max(0.0, written + CHANGE_DEADLINE_S - time.monotonic())):
