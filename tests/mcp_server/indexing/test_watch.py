@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -161,47 +161,53 @@ def test_ignored_files_a_data_dir_inside_and_touches_publish_nothing(tmp_path: P
         watcher.stop()
 
 
-@pytest.mark.slow
-def test_a_removed_folder_is_reported_and_watched_again_when_back(tmp_path: Path, tiny_corpus: Path) -> None:
+@pytest.fixture
+def two_folders(tmp_path: Path, tiny_corpus: Path) -> Iterator[tuple[Path, Settings, WatchProcess]]:
+    """A second folder, "other", beside the tiny corpus, and ``ragmcp watch`` following both."""
     other = tmp_path / "other"
     write_doc(other, "otter.md", "Otter", "# Otter\n\nOtters hold hands while they sleep.")
     settings = Settings(data_dir=tmp_path / "data", corpora=[tiny_corpus, other])
     watcher = WatchProcess(settings)
-    try:
-        start = len(watcher.lines)
-        shutil.rmtree(other)
-        gone = watcher.wait_for(lambda line: f"folder {other} is gone" in line, CHANGE_DEADLINE_S, start)
-        write_doc(tiny_corpus, "delta.md", "Delta", "# Delta\n\nThe delta wing opens at dawn with quokkaword.")
-        watcher.wait_for(lambda line: "tiny: 1 added" in line and "published" in line, CHANGE_DEADLINE_S, gone)
-        assert searched(settings, "quokkaword") == ["tiny:delta#0"]
-        assert searched(settings, "otters") == ["other:otter#0"]  # a vanished folder's documents stay
-        back = len(watcher.lines)
-        write_doc(other, "otter.md", "Otter", "# Otter\n\nOtters hold hands while they sleep on kelpword.")
-        watcher.wait_for(lambda line: "other: 1 changed" in line and "published" in line, CHANGE_DEADLINE_S, back)
-        assert searched(settings, "kelpword") == ["other:otter#0"]
-    finally:
-        watcher.stop()
+    yield other, settings, watcher
+    watcher.stop()
+
+
+def save_and_wait(watcher: WatchProcess, settings: Settings, folder: Path, doc_id: str, word: str, did: str) -> None:
+    """Save a document holding ``word`` into ``folder``; the watcher must report ``did`` for it ("1 added")
+    and publish, and a search for ``word`` find it, within the deadline."""
+    start = len(watcher.lines)
+    write_doc(folder, f"{doc_id}.md", doc_id.title(), f"# {doc_id.title()}\n\nThis page mentions {word} once.")
+    corpus = folder.name
+    watcher.wait_for(lambda line: f"{corpus}: {did}" in line and "published" in line, CHANGE_DEADLINE_S, start)
+    assert searched(settings, word) == [f"{corpus}:{doc_id}#0"]
 
 
 @pytest.mark.slow
-def test_a_broken_folder_is_reported_retried_and_holds_back_no_other(tmp_path: Path, tiny_corpus: Path) -> None:
-    other = tmp_path / "other"
-    write_doc(other, "otter.md", "Otter", "# Otter\n\nOtters hold hands while they sleep.")
-    settings = Settings(data_dir=tmp_path / "data", corpora=[tiny_corpus, other])
-    watcher = WatchProcess(settings)
-    try:
-        start = len(watcher.lines)
-        (other / "corpus.toml").write_text('name = "Other Name"\ndescription = "x"\n', encoding="utf-8")
-        write_doc(tiny_corpus, "delta.md", "Delta", "# Delta\n\nThe delta wing opens at dawn with quokkaword.")
-        watcher.wait_for(lambda line: f"could not update {other}" in line and "not valid" in line, 30, start)
-        watcher.wait_for(lambda line: "tiny: 1 added" in line and "published" in line, CHANGE_DEADLINE_S, start)
-        assert searched(settings, "quokkaword") == ["tiny:delta#0"]
-        fixed = len(watcher.lines)
-        (other / "corpus.toml").write_text('name = "other"\ndescription = "Otter facts."\n', encoding="utf-8")
-        watcher.wait_for(lambda line: line.endswith("nothing to publish") or "published" in line, 30, fixed)
-        assert not any("could not update" in line for line in watcher.lines[fixed:])
-    finally:
-        watcher.stop()
+def test_a_removed_folder_is_reported_and_watched_again_when_back(
+    tiny_corpus: Path, two_folders: tuple[Path, Settings, WatchProcess]
+) -> None:
+    other, settings, watcher = two_folders
+    start = len(watcher.lines)
+    shutil.rmtree(other)
+    watcher.wait_for(lambda line: f"folder {other} is gone" in line, CHANGE_DEADLINE_S, start)
+    save_and_wait(watcher, settings, tiny_corpus, "delta", "quokkaword", "1 added")
+    assert searched(settings, "otters") == ["other:otter#0"]  # a vanished folder's documents stay
+    save_and_wait(watcher, settings, other, "otter", "kelpword", "1 changed")  # watched again
+
+
+@pytest.mark.slow
+def test_a_broken_folder_is_reported_retried_and_holds_back_no_other(
+    tiny_corpus: Path, two_folders: tuple[Path, Settings, WatchProcess]
+) -> None:
+    other, settings, watcher = two_folders
+    start = len(watcher.lines)
+    (other / "corpus.toml").write_text('name = "Other Name"\ndescription = "x"\n', encoding="utf-8")
+    save_and_wait(watcher, settings, tiny_corpus, "delta", "quokkaword", "1 added")
+    watcher.wait_for(lambda line: f"could not update {other}" in line and "not valid" in line, 30, start)
+    fixed = len(watcher.lines)
+    (other / "corpus.toml").write_text('name = "other"\ndescription = "Otter facts."\n', encoding="utf-8")
+    watcher.wait_for(lambda line: line.endswith("nothing to publish") or "published" in line, 30, fixed)
+    assert not any("could not update" in line for line in watcher.lines[fixed:])
 
 
 async def _wait_until_found(client: Client, query: str, found: Callable[[str], bool], written: float) -> None:
