@@ -21,8 +21,11 @@ from rich.console import Console
 from mcp_server.cli_support import handle_errors, load_settings, with_overrides
 from mcp_server.errors import IndexMissingError
 from mcp_server.indexing.generations import IndexLayout
+from mcp_server.indexing.watch_cli import watch
 from mcp_server.indexing.ingest import IngestReport, ingest
 from mcp_server.indexing.run_report import load_run_report
+from mcp_server.indexing.watch import start_watching
+from mcp_server.install.cli import install
 from mcp_server.models import Hit, SearchFilters, describe_location
 from mcp_server.progress import stderr_progress
 from mcp_server.retrieval.retriever import Retriever
@@ -316,13 +319,15 @@ def _echo_last_ingest(run: dict[str, Any] | None) -> None:
 @click.option("--public-url", help="HTTP: the URL clients use, e.g. https://rag.example.com (env RAGMCP_PUBLIC_URL).")
 @click.option("--audit-log", type=click.Path(path_type=Path),
               help="HTTP: the audit log, one JSON line per call (env RAGMCP_AUDIT_LOG, default <data dir>/audit.jsonl).")
+@click.option("--watch", "watch_folders", is_flag=True,
+              help="Re-index the corpus folders when their files change (as ragmcp watch does).")
 @click.pass_obj
 @handle_errors
 def serve(
     settings: Settings, transport: str, host: str | None, port: int | None, workers: int,
     allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], stateless: bool | None,
     max_body_bytes: int | None, tokens_file: Path | None, no_auth: bool, public_url: str | None,
-    audit_log: Path | None,
+    audit_log: Path | None, watch_folders: bool,
 ) -> None:
     """Serve the retrieval tools over MCP (stdio by default; HTTP at /mcp with --transport http).
 
@@ -341,15 +346,21 @@ def serve(
         tokens_file=tokens_file, public_url=public_url, audit_log=audit_log,
     )
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=LOG_FORMAT)
+    if transport == "http":
+        if workers > 1 and not settings.stateless_http:
+            raise click.ClickException("--workers above 1 needs --stateless: sessions live in one worker's memory")
+        _check_auth(settings, no_auth)
     ensure_index(settings)
-    if transport == "stdio":
-        serve_stdio(settings)
-        return
-    if workers > 1 and not settings.stateless_http:
-        raise click.ClickException("--workers above 1 needs --stateless: sessions live in one worker's memory")
-    _check_auth(settings, no_auth)
-    stderr.print(f"audit log: {settings.audit_path}", soft_wrap=True, highlight=False)
-    serve_http(settings, workers)
+    watching = start_watching(settings, logging.getLogger("mcp_server.watch").info) if watch_folders else None
+    try:
+        if transport == "stdio":
+            serve_stdio(settings)
+        else:
+            stderr.print(f"audit log: {settings.audit_path}", soft_wrap=True, highlight=False)
+            serve_http(settings, workers)
+    finally:
+        if watching is not None:
+            watching.stop()
 
 
 def _check_auth(settings: Settings, no_auth: bool) -> None:
@@ -384,3 +395,5 @@ def _check_auth(settings: Settings, no_auth: bool) -> None:
 
 
 main.add_command(token)
+main.add_command(install)
+main.add_command(watch)

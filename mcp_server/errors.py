@@ -51,3 +51,7 @@ class TokensFileError(RetrievalError):
 
 class CallTimeoutError(RetrievalError):
     """A tool call ran past the server's per-call time limit."""
+
+
+class HostConfigError(RetrievalError):
+    """A desktop host's configuration file cannot be read or changed as asked (ragmcp install)."""

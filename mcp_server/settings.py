@@ -157,6 +157,10 @@ class Settings(BaseSettings):
         description="A file that would make more chunks than this (about 1.1M tokens, a 3,000-page book at the "
         "default chunk size) is skipped (and reported).",
     )
+    watch_debounce_s: float = Field(
+        default=1.0, gt=0, le=60,
+        description="Watch mode: how long a folder must be quiet after a change before it is re-indexed.",
+    )
 
     @field_validator("corpora", mode="before")
     @classmethod

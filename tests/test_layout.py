@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("mcp_server", "client_agent")
 
 LAYERS = [
-    {"mcp_server.cli", "mcp_server.__main__"},
+    {"mcp_server.cli", "mcp_server.__main__", "mcp_server.install"},
     {"mcp_server.team"},
     {"mcp_server.surface"},
     {"mcp_server.retrieval", "mcp_server.sql"},

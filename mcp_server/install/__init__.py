@@ -1,0 +1,1 @@
+"""``ragmcp install``: register this server with a desktop MCP host."""

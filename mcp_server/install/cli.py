@@ -1,0 +1,93 @@
+"""``ragmcp install HOST``: add this server to a desktop host's MCP config, or print the block to add."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from pathlib import Path
+
+import click
+
+from mcp_server.cli_support import handle_errors, with_overrides
+from mcp_server.documents.corpus import load_corpus_config
+from mcp_server.install.config_file import add_server
+from mcp_server.install.hosts import HOSTS, Host, Launch, ragmcp_command, server_launch
+from mcp_server.settings import Settings
+
+
+def _say(line: str) -> None:
+    click.echo(line, err=True)
+
+
+@click.command("install")
+@click.argument("host_name", metavar="HOST", type=click.Choice(list(HOSTS)))
+@click.option("--corpus", "corpora", multiple=True, type=click.Path(path_type=Path, exists=True, file_okay=False),
+              help="A folder of your documents to serve (repeatable). Default: RAGMCP_CORPORA, else the demo.")
+@click.option("--data-dir", type=click.Path(path_type=Path, file_okay=False),
+              help="Where the server keeps its index. Default: what ragmcp ingest uses (RAGMCP_DATA_DIR, "
+                   "else the per-user data folder).")
+@click.option("--name", default="agentic-rag", show_default=True, help="The server's name in the host.")
+@click.option("--watch", is_flag=True, help="The server re-indexes the folders when their files change.")
+@click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write into this file instead of the host's user-wide one, e.g. a project's .mcp.json.")
+@click.option("--force", is_flag=True, help="Replace a server of the same name.")
+@click.option("--print", "print_only", is_flag=True, help="Print the block to add instead of writing it.")
+@click.pass_obj
+@handle_errors
+def install(
+    settings: Settings, host_name: str, corpora: tuple[Path, ...], data_dir: Path | None, name: str, watch: bool,
+    config_path: Path | None, force: bool, print_only: bool,
+) -> None:
+    """Add this server to HOST's MCP configuration (claude-desktop, cursor, claude-code, vscode).
+
+    The entry starts this installation's ragmcp by its absolute path, with your folders
+    (--corpus) and the index location (--data-dir) as RAGMCP_* variables; RAGMCP_*
+    settings of the current environment are carried over too. The previous config file is
+    kept beside it as a timestamped .bak; a server of the same name is replaced only with
+    --force. Restart the host afterwards.
+    """
+    host = HOSTS[host_name]
+    if not name.strip():
+        raise click.BadParameter("the server name cannot be empty", param_hint="--name")
+    for folder in corpora:
+        load_corpus_config(folder)  # a malformed corpus.toml is refused now, not at the host's first start
+    if not corpora and "corpora" in settings.model_fields_set:
+        corpora = tuple(settings.corpora)  # from RAGMCP_CORPORA
+    settings = with_overrides(
+        settings, data_dir=(data_dir or settings.data_dir).absolute(), corpora=[p.absolute() for p in corpora] or None
+    )
+    launch = server_launch(settings, watch)
+    target = config_path or host.config_path()
+    if print_only:
+        click.echo(json.dumps({host.servers_key: {name: launch.entry(host)}}, indent=2, ensure_ascii=False))
+        _say(f"add it to {target}, under {host.servers_key!r}, or let ragmcp install {host.name} write it there")
+    else:
+        written = add_server(target, host.servers_key, name, launch.entry(host), force)
+        if not written.changed:
+            _say(f"{target} already starts server {name!r} this way; nothing changed")
+        else:
+            verb = "replaced" if written.replaced else "added"
+            kept = f" (previous version kept as {written.backup})" if written.backup else ""
+            _say(f"{verb} server {name!r} in {target}{kept}")
+    _explain(host, name, launch, settings, in_user_file=config_path is None)
+
+
+def _explain(host: Host, name: str, launch: Launch, settings: Settings, in_user_file: bool) -> None:
+    """What the entry does and what to do next."""
+    explicit_corpora = "corpora" in settings.model_fields_set
+    if explicit_corpora:
+        _say("corpora: " + os.pathsep.join(str(p) for p in settings.corpora))
+    else:
+        _say("corpora: the bundled demo (no --corpus given; add --corpus PATH for your own folders)")
+    _say(f"index: {settings.data_dir}")
+    folders = [str(p) for p in settings.corpora] if explicit_corpora else []
+    ingest = [*ragmcp_command(), "--data-dir", str(settings.data_dir), "ingest", *folders]
+    _say(f"to build the index before the first start: {shlex.join(ingest)}")
+    if host.name == "claude-code" and in_user_file:
+        entry = json.dumps(launch.entry(host), ensure_ascii=False)
+        _say(
+            "Claude Code rewrites ~/.claude.json while it runs: quit it before installing there, or add the server "
+            f"with: claude mcp add-json --scope user {shlex.quote(name)} {shlex.quote(entry)}"
+        )
+    _say(f"restart {host.title} to start the server")

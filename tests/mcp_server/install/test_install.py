@@ -1,0 +1,188 @@
+"""``ragmcp install HOST`` with a temporary HOME: the block it prints, the config files it writes (entries
+kept, backups, refusals), and the written command starting a working server over stdio as a host would."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+from click.testing import CliRunner
+from mcp import Client, StdioServerParameters
+
+from mcp_server.cli import main
+from mcp_server.install.hosts import ragmcp_command
+from tests.helpers import write_doc
+from tests.mcp_server.surface.mcp_contract import text_of
+
+RAGMCP_BESIDE_PYTHON = Path(sys.executable).parent / "ragmcp"
+# Where each host keeps its user-wide config on Linux, and the entry's shape (servers key, "type").
+LINUX_CONFIGS = {
+    "claude-desktop": (".config/Claude/claude_desktop_config.json", "mcpServers", None),
+    "cursor": (".cursor/mcp.json", "mcpServers", None),
+    "claude-code": (".claude.json", "mcpServers", "stdio"),
+    "vscode": (".config/Code/User/mcp.json", "servers", "stdio"),
+}
+
+
+class Done(NamedTuple):
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def install(home: Path, *args: str) -> Done:
+    """``ragmcp install ARGS`` as a user with this HOME and no RAGMCP_* or XDG_* variables would run it."""
+    unset: dict[str, str | None] = {k: None for k in os.environ if k.startswith(("RAGMCP_", "XDG_"))}
+    result = CliRunner().invoke(main, ["install", *args], env={**unset, "HOME": str(home)})
+    return Done(result.exit_code, result.stdout, result.stderr)
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    folder = tmp_path / "My Notes"  # a space, as in real folder names
+    write_doc(folder, "compost.md", "Compost", "# Compost\n\nCooked food goes in the green bin, never the brown one.")
+    return folder
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("host", sorted(LINUX_CONFIGS))
+def test_print_shows_the_block_with_the_absolute_command(host: str, tmp_path: Path, notes: Path) -> None:
+    home = tmp_path / "home"
+    other = tmp_path / "more"
+    other.mkdir()
+    done = install(home, host, "--corpus", str(notes), "--corpus", str(other), "--print")
+    assert done.returncode == 0, done.stderr
+    relpath, servers_key, kind = LINUX_CONFIGS[host]
+    entry = json.loads(done.stdout)[servers_key]["agentic-rag"]
+    assert entry.pop("type", None) == kind
+    assert entry == {
+        "command": str(RAGMCP_BESIDE_PYTHON),
+        "args": ["serve"],
+        "env": {
+            "RAGMCP_CORPORA": f"{notes}{os.pathsep}{other}",
+            "RAGMCP_DATA_DIR": str(home / ".local/share/agentic-rag-mcp"),  # XDG's default, as ragmcp ingest uses
+        },
+    }
+    assert os.access(entry["command"], os.X_OK)
+    assert str(home / relpath) in done.stderr  # says where the block goes
+    assert not home.exists() or not any(home.rglob("*.json"))  # --print writes nothing
+
+
+def test_the_claude_code_hint_is_a_working_claude_mcp_command(tmp_path: Path, notes: Path) -> None:
+    done = install(tmp_path / "home", "claude-code", "--corpus", str(notes), "--print")
+    hint = next(line for line in done.stderr.splitlines() if "claude mcp add-json" in line)
+    words = shlex.split(hint.split("with: ", 1)[1])
+    assert words[:6] == ["claude", "mcp", "add-json", "--scope", "user", "agentic-rag"]
+    assert json.loads(words[6]) == json.loads(done.stdout)["mcpServers"]["agentic-rag"]
+
+
+def test_first_install_creates_the_hosts_file_under_home(tmp_path: Path, notes: Path) -> None:
+    home = tmp_path / "home"
+    done = install(home, "claude-desktop", "--corpus", str(notes), "--watch", "--name", "my-notes")
+    assert done.returncode == 0, done.stderr
+    config = home / LINUX_CONFIGS["claude-desktop"][0]
+    entry = read_json(config)["mcpServers"]["my-notes"]
+    assert entry["args"] == ["serve", "--watch"] and entry["env"]["RAGMCP_CORPORA"] == str(notes)
+    assert list(config.parent.iterdir()) == [config]  # nothing to back up
+
+
+def test_merge_keeps_entries_backs_up_and_refuses_a_second_server_of_the_same_name(
+    tmp_path: Path, notes: Path
+) -> None:
+    config = tmp_path / "claude_desktop_config.json"
+    original = '{\n  "globalShortcut": "Ctrl+Space",\n  "mcpServers": {"files": {"command": "/usr/bin/files-mcp"}}\n}\n'
+    config.write_text(original, encoding="utf-8")
+    config.chmod(0o600)
+    home = tmp_path / "home"
+
+    done = install(home, "claude-desktop", "--config", str(config), "--corpus", str(notes))
+    assert done.returncode == 0, done.stderr
+    written = read_json(config)
+    assert written["globalShortcut"] == "Ctrl+Space"
+    assert list(written["mcpServers"]) == ["files", "agentic-rag"]
+    assert written["mcpServers"]["files"] == {"command": "/usr/bin/files-mcp"}
+    assert written["mcpServers"]["agentic-rag"]["env"]["RAGMCP_CORPORA"] == str(notes)
+    assert config.stat().st_mode & 0o777 == 0o600
+    (backup,) = tmp_path.glob("claude_desktop_config.json.*.bak")
+    assert backup.read_text(encoding="utf-8") == original and str(backup) in done.stderr
+
+    after_first = config.read_bytes()
+    again = install(home, "claude-desktop", "--config", str(config), "--corpus", str(notes))
+    assert again.returncode == 0 and "nothing changed" in again.stderr
+    other_folder = tmp_path / "other"
+    other_folder.mkdir()
+    refused = install(home, "claude-desktop", "--config", str(config), "--corpus", str(other_folder))
+    assert refused.returncode == 1
+    assert "already has a server named 'agentic-rag'" in refused.stderr and "--force" in refused.stderr
+    assert config.read_bytes() == after_first
+    assert len(list(tmp_path.glob("*.bak"))) == 1
+
+    forced = install(home, "claude-desktop", "--config", str(config), "--corpus", str(other_folder), "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert read_json(config)["mcpServers"]["agentic-rag"]["env"]["RAGMCP_CORPORA"] == str(other_folder)
+    assert read_json(config)["mcpServers"]["files"] == {"command": "/usr/bin/files-mcp"}
+    assert len(list(tmp_path.glob("*.bak"))) == 2
+
+
+@pytest.mark.parametrize(
+    ("content", "complaint"),
+    [
+        ('{"mcpServers": {"files": {"command": "x"},}}', "is not valid JSON"),  # a trailing comma
+        ("// my servers\n{}", "is not valid JSON"),
+        ('["not", "an", "object"]', "holds a JSON list, not an object"),
+        ('{"mcpServers": ["files"]}', "'mcpServers' is a JSON list, not an object"),
+    ],
+)
+def test_a_malformed_config_is_refused_and_left_alone(tmp_path: Path, notes: Path, content: str, complaint: str) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text(content, encoding="utf-8")
+    done = install(tmp_path / "home", "cursor", "--config", str(config), "--corpus", str(notes))
+    assert done.returncode == 1
+    assert complaint in done.stderr and "nothing was changed" in done.stderr
+    assert config.read_text(encoding="utf-8") == content
+    assert list(tmp_path.glob("*.bak")) == []
+
+
+def test_a_folder_with_a_broken_corpus_toml_is_refused_before_writing(tmp_path: Path, notes: Path) -> None:
+    (notes / "corpus.toml").write_text('name = "Not Valid"\ndescription = "x"\n', encoding="utf-8")
+    config = tmp_path / "mcp.json"
+    done = install(tmp_path / "home", "cursor", "--config", str(config), "--corpus", str(notes))
+    assert done.returncode == 1 and "corpus name 'Not Valid' is not valid" in done.stderr
+    assert not config.exists()
+
+
+def test_the_command_is_the_script_beside_the_interpreter_or_the_interpreter_itself(tmp_path: Path) -> None:
+    scripts = tmp_path / "venv" / "Scripts"
+    scripts.mkdir(parents=True)
+    python = scripts / "python.exe"
+    assert ragmcp_command(python, windows=True) == [str(python), "-m", "mcp_server"]
+    (scripts / "ragmcp.exe").write_bytes(b"MZ")
+    assert ragmcp_command(python, windows=True) == [str(scripts / "ragmcp.exe")]
+    assert ragmcp_command(python, windows=False) == [str(python), "-m", "mcp_server"]
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_the_written_entry_starts_a_working_server(tmp_path: Path, notes: Path) -> None:
+    config = tmp_path / "claude_desktop_config.json"
+    done = install(tmp_path / "home", "claude-desktop", "--config", str(config), "--corpus", str(notes),
+                   "--data-dir", str(tmp_path / "index"))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    entry = read_json(config)["mcpServers"]["agentic-rag"]
+    # As a desktop host starts it: the entry's command, arguments and env on top of a minimal
+    # environment (the SDK's default: HOME, PATH, ...), no PYTHONPATH, from some other folder.
+    server = StdioServerParameters(command=entry["command"], args=entry["args"], env=entry["env"], cwd=tmp_path)
+    async with Client(server) as client:
+        tools = {tool.name for tool in (await client.list_tools()).tools}
+        assert {"hybrid_search", "keyword_search", "get_document"} <= tools
+        result = await client.call_tool("hybrid_search", {"query": "Can I put cooked food in the compost?"})
+        assert not result.is_error and "[my-notes:compost#0]" in text_of(result)
+    assert (tmp_path / "index" / "index" / "CURRENT").is_file()
