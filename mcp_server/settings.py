@@ -88,6 +88,10 @@ class Settings(BaseSettings):
 
     sql_max_rows: int = Field(default=200, ge=1, le=10_000)
     sql_timeout_s: float = Field(default=5.0, gt=0, le=300)
+    sql_max_concurrent: int = Field(
+        default=2, ge=1, le=64,
+        description="SQL statements running at once per process (each in a worker process), besides the other calls.",
+    )  # fmt: skip
 
     max_result_chars: int = Field(
         default=20_000, ge=1_000, description="Most characters of text one MCP tool call returns."

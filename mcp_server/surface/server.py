@@ -29,10 +29,12 @@ rather than a validation dump.
 # time (the corpus enum, the limits), which the SDK reads with inspect.signature(eval_str=True).
 
 import json
+import threading
+import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -146,34 +148,60 @@ class _Refusals:
         return await call_next(ctx)
 
 
+Slots = Literal["tools", "sql"]
+"""Which slots a call takes: SQL statements have their own, so heavy SQL never queues searches behind it."""
+
+
 class CallRunner:
     """Runs tool work on worker threads, a bounded number at once, each call within a time limit.
 
-    A call that runs out of time is answered at once with a tool error; its worker thread
-    cannot be interrupted and finishes in the background (SQL stops itself after
-    ``settings.sql_timeout_s``), its result discarded.
+    Searches and document reads run at most ``settings.max_concurrent_calls`` at once per
+    process, SQL statements at most ``settings.sql_max_concurrent`` at once besides them
+    (their worker processes run at low CPU priority, see :mod:`mcp_server.sql.sandbox`).
+    A call that runs out of time is answered at once with a tool error and its result is
+    discarded, but its work is not abandoned: it keeps its slot until it has really stopped
+    (SQL is killed at ``settings.sql_timeout_s``; searches and document reads are bounded),
+    so the work running at once never exceeds the limits.
     """
 
     def __init__(self, settings: Settings) -> None:
-        self._limiter = anyio.CapacityLimiter(settings.max_concurrent_calls)
+        self._slots = {
+            "tools": threading.BoundedSemaphore(settings.max_concurrent_calls),
+            "sql": threading.BoundedSemaphore(settings.sql_max_concurrent),
+        }
         self._timeout_s = settings.call_timeout_s
 
-    async def run(self, work: Callable[[], R]) -> R:
-        """``work()`` on a worker thread, once one is free; CallTimeoutError past the time limit."""
-        with anyio.move_on_after(self._timeout_s) as deadline:
-            return await anyio.to_thread.run_sync(work, limiter=self._limiter, abandon_on_cancel=True)
-        raise CallTimeoutError(
-            f"the call did not finish within {self._timeout_s:g} s, the server's limit per call; the server may be "
-            "busy, so retry in a moment, or ask for less (a smaller top_k, a narrower query, fewer rows)"
-        ) from None
+    async def run(self, work: Callable[[], R], slots: Slots = "tools") -> R:
+        """``work()`` on a worker thread, once one of ``slots`` is free; CallTimeoutError past the time limit."""
+        deadline = time.monotonic() + self._timeout_s
+        gave_up = threading.Event()
+        with anyio.move_on_after(self._timeout_s):
+            return await anyio.to_thread.run_sync(
+                self._in_slot, work, self._slots[slots], deadline, gave_up, abandon_on_cancel=True
+            )
+        gave_up.set()
+        raise _call_timeout(self._timeout_s) from None
 
-    async def result(self, work: Callable[[], R], render: Callable[[R], str]) -> CallToolResult:
+    def _in_slot(
+        self, work: Callable[[], R], slots: threading.BoundedSemaphore, deadline: float, gave_up: threading.Event
+    ) -> R:
+        """On the worker thread: wait for a slot until ``deadline``, run ``work`` in it, free it when it ends."""
+        if not slots.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise _call_timeout(self._timeout_s)
+        try:
+            if gave_up.is_set():  # the slot came just as the caller stopped waiting
+                raise _call_timeout(self._timeout_s)
+            return work()
+        finally:
+            slots.release()
+
+    async def result(self, work: Callable[[], R], render: Callable[[R], str], slots: Slots = "tools") -> CallToolResult:
         """The tool result: ``work()``'s model as structured content and its text rendering.
 
         A library error becomes a tool error carrying its message, which says what to do instead.
         """
         try:
-            value = await self.run(work)
+            value = await self.run(work, slots)
         except RetrievalError as e:
             note_error(type(e).__name__)
             raise ToolError(_message(e)) from e
@@ -193,6 +221,13 @@ class _Surface:
     corpora: list[CorpusInfo]
     scope: Collection[str] | None
     numbers: dict[str, Any]
+
+
+def _call_timeout(timeout_s: float) -> CallTimeoutError:
+    return CallTimeoutError(
+        f"the call did not finish within {timeout_s:g} s, the server's limit per call; the server may be "
+        "busy, so retry in a moment, or ask for less (a smaller top_k, a narrower query, fewer rows)"
+    )
 
 
 def _message(error: RetrievalError) -> str:
@@ -280,7 +315,7 @@ def _add_sql_tool(surface: _Surface) -> None:
         params: Annotated[list[str | int | float | bool | None] | None, Field(description=text.PARAMS)] = None,
         max_rows: Annotated[int | None, max_rows_field] = None,
     ) -> Annotated[CallToolResult, SqlResult]:
-        return await calls.result(partial(tools.sql_query, sql, params, max_rows), render_sql)
+        return await calls.result(partial(tools.sql_query, sql, params, max_rows), render_sql, "sql")
 
     database = tools.database
     surface.server.add_tool(
