@@ -63,6 +63,7 @@ from mcp_server.team.generation_app import (
     open_generation,
 )
 from mcp_server.team.live import LiveIndex
+from mcp_server.team.redaction import RedactSecrets
 from mcp_server.team.tokens import TokenRegistry
 
 GRACEFUL_SHUTDOWN_S = 10
@@ -185,10 +186,14 @@ def serve_http(settings: Settings, workers: int) -> None:
 
 def _stderr_logging() -> dict[str, Any]:
     """uvicorn's logging configuration for every worker: the access log moved from stdout to
-    stderr, and the root logger (the server's own and the SDK's messages) on stderr too. The
-    Chroma server client's per-request httpx lines are left out."""
+    stderr, and the root logger (the server's own and the SDK's messages) on stderr too; no
+    query string and nothing shaped like a token on either. The Chroma server client's
+    per-request httpx lines are left out."""
     config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+    config["filters"] = {"redact_secrets": {"()": RedactSecrets}}
+    for handler in config["handlers"].values():
+        handler["filters"] = ["redact_secrets"]
     config["root"] = {"handlers": ["default"], "level": "INFO"}
     config["loggers"]["httpx"] = {"level": "WARNING"}
     return config
