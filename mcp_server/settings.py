@@ -116,6 +116,16 @@ class Settings(BaseSettings):
     reload_interval_s: float = Field(
         default=1.0, gt=0, le=3600, description="How often an HTTP worker checks for a newly published index."
     )
+    http_header_timeout_s: float = Field(
+        default=10.0, gt=0, le=3600, description="Longest an HTTP request's headers may take to arrive."
+    )
+    http_body_timeout_s: float = Field(
+        default=30.0, gt=0, le=3600, description="Longest an HTTP request's body may take to arrive after its headers."
+    )
+    http_worker_start_timeout_s: int = Field(
+        default=60, ge=5, le=3600,
+        description="Longest an HTTP worker process may take to start (and to answer the supervisor's pings).",
+    )  # fmt: skip
 
     tokens_file: Path | None = Field(
         default=None, description="Clients, token hashes and grants (ragmcp token add); set, HTTP requires tokens."
