@@ -56,6 +56,7 @@ from mcp_server.models import CorpusInfo, SearchFilters, SqlResult
 from mcp_server.models import Retriever as RetrieverName
 from mcp_server.settings import Settings
 from mcp_server.surface import descriptions as text
+from mcp_server.surface.arguments import ArgumentCheck
 from mcp_server.surface.call_notes import note_error
 from mcp_server.surface.rendering import render_document, render_search, render_sql
 from mcp_server.surface.tools import DocumentResult, RetrievalTools, SearchResult
@@ -97,14 +98,15 @@ def build_server(
     database = tools.database.name if grant.sql else None
     numbers = text.limits(settings)
     refusals = _refusals(corpora, grant.sql)
+    arguments = ArgumentCheck()
     server: MCPServer = MCPServer(
         SERVER_NAME,
         title="Cited retrieval",
         version=__version__,
         instructions=text.instructions([c.name for c in corpora], database),
-        middleware=[*middleware, _Refusals(refusals)],
+        middleware=[*middleware, _Refusals(refusals), arguments],
     )
-    surface = _Surface(server, tools, calls or CallRunner(settings), corpora, scope, numbers)
+    surface = _Surface(server, tools, calls or CallRunner(settings), corpora, scope, numbers, arguments)
     if corpora:
         for mode in SEARCH_MODES:
             _add_search_tool(surface, mode)
@@ -221,6 +223,12 @@ class _Surface:
     corpora: list[CorpusInfo]
     scope: Collection[str] | None
     numbers: dict[str, Any]
+    arguments: ArgumentCheck
+
+    def add_tool(self, function: Callable[..., Any], name: str, title: str, description: str) -> None:
+        """Publish ``function`` as the read-only tool ``name``, its arguments checked before each call."""
+        self.server.add_tool(function, name=name, title=title, description=description, annotations=_annotations(title))
+        self.arguments.add(name, function)
 
 
 def _call_timeout(timeout_s: float) -> CallTimeoutError:
@@ -275,13 +283,8 @@ def _add_search_tool(surface: _Surface, mode: RetrieverName) -> None:
         work = partial(tools.search, query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
         return await calls.result(work, render_search)
 
-    title = text.SEARCH_TITLES[mode]
-    surface.server.add_tool(
-        search,
-        name=f"{mode}_search",
-        title=title,
-        description=text.SEARCH_DESCRIPTIONS[mode].format(**numbers),
-        annotations=_annotations(title),
+    surface.add_tool(
+        search, f"{mode}_search", text.SEARCH_TITLES[mode], text.SEARCH_DESCRIPTIONS[mode].format(**numbers)
     )
 
 
@@ -298,12 +301,7 @@ def _add_document_tool(surface: _Surface) -> None:
         work = partial(tools.get_document, doc_id, corpus=corpus, chunk=chunk, window=window, scope=scope)
         return await calls.result(work, render_document)
 
-    surface.server.add_tool(
-        get_document,
-        title="Read a document",
-        description=text.GET_DOCUMENT.format(**surface.numbers),
-        annotations=_annotations("Read a document"),
-    )
+    surface.add_tool(get_document, "get_document", "Read a document", text.GET_DOCUMENT.format(**surface.numbers))
 
 
 def _add_sql_tool(surface: _Surface) -> None:
@@ -318,14 +316,10 @@ def _add_sql_tool(surface: _Surface) -> None:
         return await calls.result(partial(tools.sql_query, sql, params, max_rows), render_sql, "sql")
 
     database = tools.database
-    surface.server.add_tool(
-        sql_query,
-        title="Read-only SQL",
-        description=text.SQL_QUERY.format(
-            database=database.name, schema=database.schema_text(), cell_chars=database.max_value_chars, **numbers
-        ),
-        annotations=_annotations("Read-only SQL"),
+    description = text.SQL_QUERY.format(
+        database=database.name, schema=database.schema_text(), cell_chars=database.max_value_chars, **numbers
     )
+    surface.add_tool(sql_query, "sql_query", "Read-only SQL", description)
 
 
 def _add_resources(surface: _Surface, sql: bool) -> None:

@@ -163,7 +163,18 @@ BAD_CALLS = [
     pytest.param("hybrid_search", {"query": "a" * 100_000}, "the limit is 2000", id="100kb-query"),
     pytest.param("hybrid_search", {"query": "x", "top_k": 0}, "top_k must be between 1 and 50, got 0", id="top-k-0"),
     pytest.param("vector_search", {"query": "x", "top_k": 10_000}, "between 1 and 50, got 10000", id="top-k-10000"),
-    pytest.param("hybrid_search", {"query": "x", "top_k": "many"}, "top_k", id="top-k-text"),
+    pytest.param("hybrid_search", {"query": "x", "top_k": "many"}, "top_k: expected an integer, got 'many'",
+                 id="top-k-text"),
+    pytest.param("hybrid_search", {"query": "x", "filters": {"tagz": ["a"]}},
+                 "filters: unknown key 'tagz'; the keys are category, tags, date_from, date_to, source_prefix",
+                 id="unknown-filter"),
+    pytest.param("keyword_search", {"query": "x", "topk": 3},
+                 "unknown argument 'topk'; this tool takes query, corpus, top_k, filters", id="unknown-argument"),
+    pytest.param("vector_search", {"top_k": 3}, "query: missing; expected a string", id="missing-query"),
+    pytest.param("get_document", {"doc_id": 7}, "doc_id: expected a string, got 7", id="doc-id-number"),
+    pytest.param("sql_query", {"sql": "SELECT ?", "params": "abc"},
+                 "params: expected a list of strings, integers, numbers, booleans or nulls (or null), got 'abc'",
+                 id="params-text"),
     pytest.param("keyword_search", {"query": "the of and"}, "use vector or hybrid search", id="stopwords-only"),
     pytest.param("hybrid_search", {"query": "x", "filters": {"date_from": "soon"}}, "date_from", id="bad-date"),
     pytest.param("get_document", {"doc_id": "policies/nope"}, "no document 'policies/nope'", id="unknown-doc"),
@@ -187,6 +198,20 @@ async def test_bad_input_is_a_tool_error_and_the_server_keeps_serving(
     result = await client.call_tool(tool, arguments)
     assert result.is_error and message in text_of(result)
     assert not (await client.call_tool("keyword_search", {"query": "Widget"})).is_error
+
+
+async def test_wrong_arguments_get_one_plain_line_each_not_a_validation_dump(client: Client) -> None:
+    arguments = {"query": 5, "top_k": "many", "filters": {"date_from": "soon", "tagz": 1}, "topk": 3}
+    result = await client.call_tool("hybrid_search", arguments)
+    assert result.is_error
+    assert text_of(result).splitlines() == [
+        "Invalid arguments for hybrid_search:",
+        "- unknown argument 'topk'; this tool takes query, corpus, top_k, filters",
+        "- query: expected a string, got 5",
+        "- top_k: expected an integer, got 'many'",
+        "- filters.date_from: expected a date (YYYY-MM-DD) (or null), got 'soon'",
+        "- filters: unknown key 'tagz'; the keys are category, tags, date_from, date_to, source_prefix",
+    ]
 
 
 async def test_error_messages_do_not_echo_huge_input(client: Client) -> None:
