@@ -58,6 +58,7 @@ from mcp_server.settings import Settings
 from mcp_server.surface import descriptions as text
 from mcp_server.surface.arguments import ArgumentCheck
 from mcp_server.surface.call_notes import note_error
+from mcp_server.surface.listing import DocumentListing
 from mcp_server.surface.rendering import render_document, render_search, render_sql
 from mcp_server.surface.tools import DocumentResult, RetrievalTools, SearchResult
 
@@ -104,7 +105,7 @@ def build_server(
         title="Cited retrieval",
         version=__version__,
         instructions=text.instructions([c.name for c in corpora], database),
-        middleware=[*middleware, _Refusals(refusals), arguments],
+        middleware=[*middleware, _Refusals(refusals), arguments, DocumentListing(tools.retriever, scope)],
     )
     surface = _Surface(server, tools, calls or CallRunner(settings), corpora, scope, numbers, arguments)
     if corpora:

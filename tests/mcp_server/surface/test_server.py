@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from urllib.parse import quote
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from mcp_server.surface.server import (
     SCHEMA_URI,
     build_server,
 )
+from mcp_server.surface import listing
 from mcp_server.surface.tools import RetrievalTools
 from tests.mcp_server.surface.mcp_contract import (
     call_checked,
@@ -268,8 +270,15 @@ async def test_hostile_sql_through_mcp_is_refused_or_bounded(
 # --- resources and prompt ---------------------------------------------------------------------------
 
 
-async def test_resources_list_corpora_schema_and_documents(client: Client) -> None:
-    assert {str(r.uri) for r in (await client.list_resources()).resources} == {CORPORA_URI, SCHEMA_URI}
+async def test_resources_list_corpora_schema_and_documents(client: Client, acme: Retriever) -> None:
+    listed = (await client.list_resources()).resources
+    documents = acme.document_page(None, None, 1000)
+    uris = [CORPORA_URI, SCHEMA_URI, *(f"doc://acme/{quote(d, safe='/')}" for _, d, _ in documents)]
+    assert [str(r.uri) for r in listed] == uris
+    assert len(documents) == 6 and "doc://acme/policies/travel" in {str(r.uri) for r in listed}
+    for resource in listed[2:]:
+        assert resource.name.startswith("acme:") and resource.title and resource.mime_type == "text/plain"
+        assert f"[{resource.name}#0]" in _resource_text(await client.read_resource(str(resource.uri)))
     templates = (await client.list_resource_templates()).resource_templates
     assert [t.uri_template for t in templates] == [DOCUMENT_URI]
 
@@ -280,6 +289,19 @@ async def test_resources_list_corpora_schema_and_documents(client: Client) -> No
     assert [table["name"] for table in schema][:2] == ["departments", "employees"]
     document = _resource_text(await client.read_resource("doc://acme/policies/travel"))
     assert "[acme:policies/travel#0]" in document and "Daily allowance" in document
+
+
+async def test_documents_are_listed_a_page_at_a_time(client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(listing, "PAGE_SIZE", 4)
+    first = await client.list_resources()
+    assert [str(r.uri) for r in first.resources][:2] == [CORPORA_URI, SCHEMA_URI] and len(first.resources) == 6
+    assert first.next_cursor is not None
+    second = await client.list_resources(cursor=first.next_cursor)
+    assert len(second.resources) == 2 and second.next_cursor is None
+    uris = [str(r.uri) for r in first.resources[2:] + second.resources]
+    assert len(set(uris)) == 6 and uris == sorted(uris)
+    with pytest.raises(MCPError, match="Invalid cursor"):
+        await client.list_resources(cursor="not-a-cursor")
 
 
 @pytest.mark.parametrize("uri", ["doc://acme/policies/nope", "doc://acme/../../etc/passwd", "doc://hr/travel"])

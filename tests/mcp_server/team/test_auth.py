@@ -134,7 +134,7 @@ async def test_team_a_neither_sees_nor_reads_team_b(team_server: TeamServer) -> 
         assert "teamb" not in listing and "launch plans" not in listing and "SQL database" not in listing
 
         resources = [str(r.uri) for r in (await client.list_resources()).resources]
-        assert resources == [CORPORA_URI]
+        assert resources == [CORPORA_URI, "doc://teama/badges", "doc://teama/lunch"]  # its documents, no others
         (corpora,) = (await client.read_resource(CORPORA_URI)).contents
         assert isinstance(corpora, TextResourceContents)
         assert [c["name"] for c in json.loads(corpora.text)] == ["teama"]
