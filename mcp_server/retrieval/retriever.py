@@ -192,7 +192,7 @@ class Retriever:
         except ValueError as e:
             if required:
                 raise InvalidQueryError(
-                    f"{e}; keyword search needs specific words, names or codes — "
+                    f"{str(e).rstrip('.')}; keyword search needs specific words, names or codes — "
                     "use vector or hybrid search for a general question"
                 ) from e
             return []

@@ -164,7 +164,7 @@ class Guard:
 
     def translate(self, exc: sqlite3.Error) -> RetrievalError:
         """Our error for a SQLite error, saying what to do instead."""
-        message = str(exc)
+        message = str(exc).rstrip(".")  # SQLite's own messages may end with one
         if self.timed_out:
             return timeout_error(self.timeout_s)
         if self.denied:
