@@ -97,7 +97,8 @@ class Settings(BaseSettings):
         default=20_000, ge=1_000, description="Most characters of text one MCP tool call returns."
     )
     max_concurrent_calls: int = Field(
-        default=4, ge=1, le=256, description="MCP tool calls running at once per process; more wait their turn."
+        default=4, ge=1, le=256,
+        description="Searches and document reads running at once per process (SQL: sql_max_concurrent); more wait.",
     )
     call_timeout_s: float = Field(
         default=30.0, gt=0, le=3600, description="Longest an MCP tool call may take, waiting for its turn included."

@@ -12,7 +12,8 @@ not listed; calling it anyway gets a refusal saying why. The local user (stdio, 
 without tokens) has :data:`~mcp_server.grants.FULL_ACCESS`.
 
 Every tool is read-only, idempotent and closed-world. A call runs its blocking work on a
-worker thread, at most ``settings.max_concurrent_calls`` at once per process and within
+worker thread, at most ``settings.max_concurrent_calls`` at once per process (SQL:
+``settings.sql_max_concurrent``) and within
 ``settings.call_timeout_s`` (waiting included), and returns a typed
 result as ``structuredContent`` (validated against the tool's ``outputSchema``) plus a
 text rendering. Library errors become tool errors (``is_error`` results whose message
