@@ -2,13 +2,15 @@
 
     python bench/ingest/scifact.py               # builds the index this reuses (bench/.cache/scifact)
     python bench/latency/noisy_neighbour.py      # ~3 min; writes bench/latency/results-noisy-neighbour.json
+    python bench/latency/noisy_neighbour.py --bundled   # the bundled corpora instead (indexed on first use)
 
 One ``ragmcp serve --transport http`` worker (127.0.0.1) on the SciFact index and the demo
 database, with a tokens file of two clients, both at the default limits (120 requests a
 minute, burst 20, 4 in flight):
 
 - **quiet**: every corpus, no SQL. One client sends ``hybrid_search`` calls (SciFact test
-  claims, ``top_k`` 5) back to back; its latencies are what is measured.
+  claims, or with ``--bundled`` the questions of bench/agent/bundled-questions.jsonl;
+  ``top_k`` 5) back to back; its latencies are what is measured.
 - **noisy**: SQL only. ``--noisy-clients`` clients send, back to back, the heaviest
   statements we could write within the limits, in turn: three two-argument ``trim()`` calls
   over 98 KB strings (CPU inside single function calls, so the worker process is killed at
@@ -43,6 +45,8 @@ from http_clients import HEADERS  # noqa: E402
 from mcp_latency import free_port, percentiles, start_http  # noqa: E402
 
 from mcp_server.grants import Grant  # noqa: E402
+from mcp_server.indexing.ingest import ingest  # noqa: E402
+from mcp_server.settings import Settings, bundled_corpus_dirs  # noqa: E402
 from mcp_server.team.tokens import ClientLimits, add_client  # noqa: E402
 
 BIG = "hex(zeroblob(49000))"
@@ -112,14 +116,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=BENCH_DATA / "scifact")
     parser.add_argument("--index", type=Path, default=CACHE / "scifact")
+    parser.add_argument("--bundled", action="store_true", help="the bundled corpora and their questions")
     parser.add_argument("--noisy-clients", type=int, default=8)
     parser.add_argument("--warmup", type=float, default=10)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "latency" / "results-noisy-neighbour.json")
     args = parser.parse_args()
 
-    texts = {q["_id"]: q["text"] for q in read_jsonl(args.data / "queries.jsonl")}
-    queries = [texts[qid] for qid in read_qrels(args.data / "qrels" / "test.tsv")]
+    if args.bundled:
+        args.index = CACHE / "bundled"
+        queries = [q["question"] for q in read_jsonl(REPO / "bench" / "agent" / "bundled-questions.jsonl")]
+        if not (args.index / "data" / "index").is_dir():
+            ingest(Settings(data_dir=args.index / "data"))
+        corpora = os.pathsep.join(str(path) for path in bundled_corpus_dirs())
+    else:
+        texts = {q["_id"]: q["text"] for q in read_jsonl(args.data / "queries.jsonl")}
+        queries = [texts[qid] for qid in read_qrels(args.data / "qrels" / "test.tsv")]
+        corpora = str(args.index / "corpus")
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as scratch:
         tokens_file = Path(scratch) / "tokens.json"
@@ -128,7 +141,7 @@ def main() -> None:
             "noisy": add_client(tokens_file, "noisy", Grant(corpora=(), sql=True), ClientLimits()),
         }
         env = {k: v for k, v in os.environ.items() if not k.startswith("RAGMCP_")}
-        env |= {"RAGMCP_DATA_DIR": str(args.index / "data"), "RAGMCP_CORPORA": str(args.index / "corpus"),
+        env |= {"RAGMCP_DATA_DIR": str(args.index / "data"), "RAGMCP_CORPORA": corpora,
                 "RAGMCP_TOKENS_FILE": str(tokens_file), "RAGMCP_AUDIT_LOG": str(Path(scratch) / "audit.jsonl")}  # fmt: skip
         port = free_port()
         log(f"{args.seconds:.0f} s idle, then {args.seconds:.0f} s beside {args.noisy_clients} noisy clients")
@@ -138,8 +151,8 @@ def main() -> None:
         finally:
             server.terminate()
             server.wait()
-    report = {"cpus": os.cpu_count(), "load_average": {"before": load_before, "after": os.getloadavg()},
-              "noisy_clients": args.noisy_clients, "seconds_per_phase": args.seconds, **report}  # fmt: skip
+    report = {"index": "bundled" if args.bundled else "scifact", "cpus": os.cpu_count(),
+              "load_average": {"before": load_before, "after": os.getloadavg()}, "noisy_clients": args.noisy_clients, "seconds_per_phase": args.seconds, **report}  # fmt: skip
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     idle, loaded = report["quiet_idle"], report["quiet_beside_noisy"]
     print("| quiet client's hybrid_search | p50 (ms) | p95 (ms) | calls |")

@@ -83,8 +83,11 @@ class SqlSandbox:
 
     def _checkout(self) -> _Worker:
         with self._lock:
-            if self._idle:
-                return self._idle.pop()
+            while self._idle:
+                worker = self._idle.pop()
+                if worker.process.poll() is None:
+                    return worker
+                worker.stop()  # died while idle (killed from outside): start another
         return _Worker(self.path)
 
     def _checkin(self, worker: _Worker) -> None:
