@@ -133,3 +133,12 @@ def test_sql_refuses_writes_and_leaves_the_database_unchanged(run, tiny_settings
     code, _, err = run("sql", "DELETE FROM employees")
     assert code == 1 and "Only read-only queries are allowed" in err
     assert database.read_bytes() == before
+
+
+def test_a_settings_error_names_the_problem_without_quoting_the_api_key(run, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("RAGMCP_EMBEDDING_URL", "http://localhost:11434/v1")
+    monkeypatch.setenv("RAGMCP_EMBEDDING_API_KEY", "sk-do-not-print-me")
+    code, _, err = run("status")
+    assert code == 1
+    assert "RAGMCP_EMBEDDING_MODEL is 'minilm-int8', which uses no server" in err
+    assert "sk-do-not-print-me" not in err
