@@ -1,6 +1,7 @@
 """A JSON-lines log file, rotated by size, that several processes can append to.
 
-Each line is one JSON object stamped with its UTC ``time``. Every write holds a lock file
+Each line is one JSON object stamped with its UTC ``time``, and one line for every reader:
+no character any common reader breaks lines at is written raw. Every write holds a lock file
 (``<name>.lock``), so the processes of a multi-worker server share one file: lines never
 interleave, and a process that finds the file rotated away by another reopens it before
 writing. Rotation is the standard library's: ``<name>.1`` is the newest old file.
@@ -19,6 +20,11 @@ from typing import Any
 from filelock import FileLock
 
 
+LINE_BREAKS_JSON_KEEPS = {code: f"\\u{code:04x}" for code in (0x85, 0x2028, 0x2029)}
+"""The characters ``str.splitlines()`` (and many log readers) break lines at that ``json.dumps`` leaves raw,
+as JSON escapes; the others (\\n, \\r, \\x0b, \\x0c, \\x1c-\\x1e) are control characters JSON always escapes."""
+
+
 class JsonlLog:
     """Appends one JSON object per line to ``path``, keeping ``backups`` rotated files of ``max_bytes`` at most."""
 
@@ -29,7 +35,7 @@ class JsonlLog:
 
     def write(self, record: dict[str, Any]) -> None:
         line = json.dumps({"time": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **record},
-                          ensure_ascii=False, default=str)  # fmt: skip
+                          ensure_ascii=False, default=str).translate(LINE_BREAKS_JSON_KEEPS)  # fmt: skip
         self._handler.handle(logging.makeLogRecord({"msg": line, "levelno": logging.INFO}))
 
     def close(self) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 Retriever = Literal["vector", "keyword", "hybrid"]
 SqlValue = str | int | float | None
@@ -93,7 +93,9 @@ class Hit(BaseModel):
 
 
 class SearchFilters(BaseModel):
-    """Conditions on document metadata; every condition given must hold."""
+    """Conditions on document metadata; every condition given must hold. Unknown keys are refused."""
+
+    model_config = ConfigDict(extra="forbid")
 
     category: str | None = Field(default=None, description="Exact document category.")
     tags: list[str] = Field(default_factory=list, description="The document must carry all of these tags.")

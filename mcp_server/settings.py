@@ -108,12 +108,17 @@ class Settings(BaseSettings):
 
     sql_max_rows: int = Field(default=200, ge=1, le=10_000)
     sql_timeout_s: float = Field(default=5.0, gt=0, le=300)
+    sql_max_concurrent: int = Field(
+        default=2, ge=1, le=64,
+        description="SQL statements running at once per process (each in a worker process), besides the other calls.",
+    )  # fmt: skip
 
     max_result_chars: int = Field(
         default=20_000, ge=1_000, description="Most characters of text one MCP tool call returns."
     )
     max_concurrent_calls: int = Field(
-        default=4, ge=1, le=256, description="MCP tool calls running at once per process; more wait their turn."
+        default=4, ge=1, le=256,
+        description="Searches and document reads running at once per process (SQL: sql_max_concurrent); more wait.",
     )
     call_timeout_s: float = Field(
         default=30.0, gt=0, le=3600, description="Longest an MCP tool call may take, waiting for its turn included."
@@ -132,6 +137,16 @@ class Settings(BaseSettings):
     reload_interval_s: float = Field(
         default=1.0, gt=0, le=3600, description="How often an HTTP worker checks for a newly published index."
     )
+    http_header_timeout_s: float = Field(
+        default=10.0, gt=0, le=3600, description="Longest an HTTP request's headers may take to arrive."
+    )
+    http_body_timeout_s: float = Field(
+        default=30.0, gt=0, le=3600, description="Longest an HTTP request's body may take to arrive after its headers."
+    )
+    http_worker_start_timeout_s: int = Field(
+        default=60, ge=5, le=3600,
+        description="Longest an HTTP worker process may take to start (and to answer the supervisor's pings).",
+    )  # fmt: skip
 
     tokens_file: Path | None = Field(
         default=None, description="Clients, token hashes and grants (ragmcp token add); set, HTTP requires tokens."

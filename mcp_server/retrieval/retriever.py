@@ -208,7 +208,7 @@ class Retriever:
         except ValueError as e:
             if required:
                 raise InvalidQueryError(
-                    f"{e}; keyword search needs specific words, names or codes — "
+                    f"{str(e).rstrip('.')}; keyword search needs specific words, names or codes — "
                     "use vector or hybrid search for a general question"
                 ) from e
             return []
@@ -313,6 +313,12 @@ class Retriever:
             ],
             citation=_citation(document, selected[0]) if selected else _whole_document_citation(document),
         )
+
+    def document_page(
+        self, scope: Collection[str] | None, after: tuple[str, str] | None, limit: int
+    ) -> list[tuple[str, str, str]]:
+        """(corpus, doc_id, title) of the next ``limit`` documents within ``scope`` after ``after``, in order."""
+        return self._docstore.document_page(sorted(self._readable(scope)), after, limit)
 
     def _resolve_reference(
         self, ref: str, corpus: str | None, readable: dict[str, StoredCorpus]

@@ -2,109 +2,43 @@
 
 :class:`ReadOnlyDatabase` runs one SELECT per call and returns a bounded, JSON-ready
 :class:`~mcp_server.models.SqlResult` with a citation id. It is plain Python (no MCP)
-and safe to share between threads: every call opens its own short-lived connection.
+and safe to share between threads: every statement runs on its own short-lived connection
+in a worker process.
 
 Defence in depth, outermost first; layers 1-3 each refuse writes on their own (the
 tests switch the outer layers off to prove it):
 
 1. **Statement check** (:func:`normalise_sql`): comments stripped, whitespace collapsed,
    trailing semicolons dropped; exactly one statement, whose first keyword is
-   SELECT, WITH or VALUES.
-2. **Authorizer**: SQLite asks before every action while compiling. Only SELECT, READ,
-   RECURSIVE, functions (minus :data:`DENIED_FUNCTIONS`) and the introspection pragmas
-   in :data:`INTROSPECTION_PRAGMAS` are allowed; everything else (INSERT, UPDATE,
-   DELETE, CREATE, DROP, ALTER, ATTACH, DETACH, transactions, other pragmas, ...) is
-   denied. This is what stops ``WITH x AS (...) DELETE ...``.
-3. **Connection**: opened from a ``file:...?mode=ro`` URI (never creates the file), with
-   ``PRAGMA query_only = ON``, and with limits on value size, SQL length, columns,
-   bound variables and attached databases (zero).
-4. **Time and size**: a progress handler interrupts statements after ``timeout_s``;
-   rows, cell sizes and the total result size are capped.
-
-Known limit: SQLite checks the progress handler between virtual-machine steps, never
-inside one function call. Only the value-size limit (:data:`MAX_VALUE_BYTES`) keeps one
-call short: ``instr``, ``replace`` and two-argument ``trim`` are quadratic in it (at
-100 KB, about 0.07 s, 0.07 s and 5 s per call), so a statement chaining many such calls
-can overrun ``timeout_s``. Only a separate process would bound that strictly.
+   SELECT, WITH or VALUES; params of plain types only.
+2. **Authorizer** and 3. **Connection** (:mod:`mcp_server.sql.engine`): SQLite refuses
+   every action but reading while compiling; the connection is read-only, ``query_only``,
+   with limits on value size, SQL length, columns, bound variables and attachments.
+4. **Time and size**: a progress handler interrupts statements after ``timeout_s``; rows,
+   cell sizes and the total result size are capped (:mod:`mcp_server.sql.engine`).
+5. **CPU**: the statement runs in a worker process that is killed if it is still running
+   shortly after ``timeout_s`` (:mod:`mcp_server.sql.sandbox`), so no single slow function
+   call outlives its deadline.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 import sqlite3
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from mcp_server.errors import (
-    InvalidQueryError,
-    NotFoundError,
-    QueryTimeoutError,
-    ReadOnlyViolationError,
-    RetrievalError,
-)
+from mcp_server.errors import InvalidQueryError, NotFoundError, ReadOnlyViolationError
 from mcp_server.models import ColumnInfo, SqlResult, SqlValue, TableInfo
+from mcp_server.sql.engine import MAX_PARAMS, MAX_SQL_BYTES, MAX_VALUE_BYTES, Guard, Statement, open_connection
+from mcp_server.sql.sandbox import SqlSandbox
 
-MAX_SQL_BYTES = 100_000
-"""Longest SQL text accepted, in UTF-8 bytes (also SQLITE_LIMIT_SQL_LENGTH)."""
-MAX_VALUE_BYTES = 100_000
-"""Largest string or blob SQLite may build or read (SQLITE_LIMIT_LENGTH)."""
-MAX_COLUMNS = 100
-"""Most columns in a result (SQLITE_LIMIT_COLUMN)."""
-MAX_PARAMS = 100
-"""Most bound parameters per query (SQLITE_LIMIT_VARIABLE_NUMBER)."""
 MAX_RESULT_CHARS = 1_000_000
 """Default total characters of cell text returned per query; rows beyond it are cut (``truncated``)."""
-PROGRESS_STEPS = 1_000
-"""Virtual-machine steps between wall-clock checks."""
-
 READ_STATEMENTS = frozenset({"SELECT", "WITH", "VALUES"})
-INTROSPECTION_PRAGMAS = frozenset({"table_info", "table_xinfo", "index_list", "index_info", "foreign_key_list"})
-"""Pragmas allowed as table-valued functions, e.g. ``SELECT * FROM pragma_table_info('employees')``."""
-DENIED_FUNCTIONS: Mapping[str, str] = {
-    "load_extension": "loading extensions is not allowed",
-    "fts3_tokenizer": "it can register native code",
-    "printf": "a large precision such as '%.999999999c' stalls SQLite beyond the time limit; "
-    "format with round(), substr() and || instead",
-    "format": "a large precision such as '%.999999999c' stalls SQLite beyond the time limit; "
-    "format with round(), substr() and || instead",
-}
-"""Functions the authorizer refuses, with the reason given to the caller."""
-
-_EPONYMOUS_TABLES = (
-    "json_each('[]')",
-    "json_tree('[]')",
-    *(f"pragma_{name}('')" for name in sorted(INTROSPECTION_PRAGMAS)),
-)
-# SQLite reports "UPDATE sqlite_master" to the authorizer the first time a connection
-# uses a table-valued function. Touching the allowed ones before the authorizer is
-# installed lets it deny every UPDATE, with no exception for sqlite_master.
-_WARM_UP_SQL = "SELECT 1 FROM " + ", ".join(_EPONYMOUS_TABLES)
-
-_ALLOWED_ACTIONS = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE})
-_ACTION_NAMES = {
-    getattr(sqlite3, f"SQLITE_{name}"): name.replace("_", " ")
-    for name in (
-        "CREATE_INDEX", "CREATE_TABLE", "CREATE_TEMP_INDEX", "CREATE_TEMP_TABLE", "CREATE_TEMP_TRIGGER",
-        "CREATE_TEMP_VIEW", "CREATE_TRIGGER", "CREATE_VIEW", "DELETE", "DROP_INDEX", "DROP_TABLE",
-        "DROP_TEMP_INDEX", "DROP_TEMP_TABLE", "DROP_TEMP_TRIGGER", "DROP_TEMP_VIEW", "DROP_TRIGGER",
-        "DROP_VIEW", "INSERT", "PRAGMA", "READ", "SELECT", "TRANSACTION", "UPDATE", "ATTACH", "DETACH",
-        "ALTER_TABLE", "REINDEX", "ANALYZE", "CREATE_VTABLE", "DROP_VTABLE", "FUNCTION", "SAVEPOINT",
-        "RECURSIVE",
-    )
-}  # fmt: skip
-_LIMITS = {
-    sqlite3.SQLITE_LIMIT_LENGTH: MAX_VALUE_BYTES,
-    sqlite3.SQLITE_LIMIT_SQL_LENGTH: MAX_SQL_BYTES,
-    sqlite3.SQLITE_LIMIT_COLUMN: MAX_COLUMNS,
-    sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER: MAX_PARAMS,
-    sqlite3.SQLITE_LIMIT_ATTACHED: 0,
-}
-
 # SQLite's own lexical rules: whitespace is exactly these five characters (a no-break
 # space is part of an identifier), an unterminated block comment runs to the end.
 _LEXEME = re.compile(
@@ -200,6 +134,11 @@ class ReadOnlyDatabase:
         self.max_value_chars = max_value_chars
         self.max_result_chars = max_result_chars
         self._require_file()
+        self._sandbox = SqlSandbox(self.path)
+
+    def close(self) -> None:
+        """Stop the worker processes that run the queries (a later query starts new ones)."""
+        self._sandbox.close()
 
     def query(self, sql: str, params: Params = None, max_rows: int | None = None) -> SqlResult:
         """Run one read-only statement and return at most ``max_rows`` rows.
@@ -215,15 +154,22 @@ class ReadOnlyDatabase:
         normalised = normalise_sql(sql)
         bound = _bind(params)
         limit = self._row_limit(max_rows)
-        with self._connection() as connection:
-            cursor = connection.execute(normalised, bound)
-            columns = [self._clip(str(column[0])) for column in cursor.description or ()]
-            rows, truncated = self._fetch(cursor, limit)
+        self._require_file()
+        found = self._sandbox.run(
+            Statement(
+                sql=normalised,
+                params=list(bound) if isinstance(bound, tuple) else bound,
+                max_rows=limit,
+                timeout_s=self.timeout_s,
+                max_value_chars=self.max_value_chars,
+                max_result_chars=self.max_result_chars,
+            )
+        )
         return SqlResult(
-            columns=columns,
-            rows=rows,
-            row_count=len(rows),
-            truncated=truncated,
+            columns=found["columns"],
+            rows=found["rows"],
+            row_count=len(found["rows"]),
+            truncated=found["truncated"],
             citation_id=citation_id(self.name, normalised, bound),
             sql=normalised,
         )
@@ -265,120 +211,16 @@ class ReadOnlyDatabase:
 
     @contextmanager
     def _connection(self) -> Iterator[sqlite3.Connection]:
-        """A fresh guarded connection; SQLite errors leave as our errors, with advice."""
+        """A fresh guarded connection in this process, for the server's own statements (the schema)."""
         self._require_file()
-        guard = _Guard(self.timeout_s)
-        connection = _open(self.path, guard)
+        guard = Guard(self.timeout_s)
+        connection = open_connection(self.path, guard)
         try:
             yield connection
         except sqlite3.Error as exc:
             raise guard.translate(exc) from exc
         finally:
             connection.close()
-
-    def _fetch(self, cursor: sqlite3.Cursor, limit: int) -> tuple[list[list[SqlValue]], bool]:
-        """Step through at most ``limit`` rows (one more to detect truncation), converting
-        each row as it arrives so raw values are never all held at once."""
-        rows: list[list[SqlValue]] = []
-        size = 0
-        for raw in cursor:
-            if len(rows) == limit:
-                return rows, True
-            row = [self._cell(value) for value in raw]
-            size += sum(len(str(value)) for value in row)
-            if rows and size > self.max_result_chars:
-                return rows, True
-            rows.append(row)
-        return rows, False
-
-    def _cell(self, value: object) -> SqlValue:
-        """A JSON-ready cell: blobs summarised, long text cut with a marker, inf as text."""
-        if isinstance(value, bytes):
-            return f"<blob {len(value)} bytes>"
-        if isinstance(value, str):
-            return self._clip(value)
-        if isinstance(value, float) and not math.isfinite(value):
-            return str(value)
-        assert value is None or isinstance(value, (int, float))
-        return value
-
-    def _clip(self, text: str) -> str:
-        if len(text) <= self.max_value_chars:
-            return text
-        return f"{text[: self.max_value_chars]}…[{len(text) - self.max_value_chars} more characters]"
-
-
-class _Guard:
-    """Per-connection state of the authorizer and the deadline, and error translation."""
-
-    def __init__(self, timeout_s: float) -> None:
-        self.timeout_s = timeout_s
-        self.deadline = time.monotonic() + timeout_s
-        self.timed_out = False
-        self.denied: list[str] = []  # messages for the caller, first denial first
-
-    def authorize(self, action: int, arg1: str | None, arg2: str | None, _db: str | None, _src: str | None) -> int:
-        """SQLite's authorizer callback: allow reads only, and remember what was denied."""
-        if action in _ALLOWED_ACTIONS:
-            return sqlite3.SQLITE_OK
-        if action == sqlite3.SQLITE_FUNCTION and arg2 is not None:
-            reason = DENIED_FUNCTIONS.get(arg2.lower())
-            if reason is None:
-                return sqlite3.SQLITE_OK
-            self.denied.append(f"Refused: the function {arg2}() is disabled here: {reason}.")
-            return sqlite3.SQLITE_DENY
-        if action == sqlite3.SQLITE_PRAGMA and arg1 is not None and arg1.lower() in INTROSPECTION_PRAGMAS:
-            return sqlite3.SQLITE_OK
-        self.denied.append(
-            f"Refused: {_describe(action, arg1, arg2)}. This database is read-only: "
-            "send a single SELECT (or WITH ... SELECT) that only reads."
-        )
-        return sqlite3.SQLITE_DENY
-
-    def expired(self) -> bool:
-        """SQLite's progress callback: True interrupts the statement."""
-        self.timed_out = self.timed_out or time.monotonic() > self.deadline
-        return self.timed_out
-
-    def translate(self, exc: sqlite3.Error) -> RetrievalError:
-        """Our error for a SQLite error, saying what to do instead."""
-        message = str(exc)
-        if self.timed_out:
-            return QueryTimeoutError(
-                f"The query was interrupted after {self.timeout_s:g} s. Add a LIMIT, narrow the WHERE "
-                "clause, or avoid unbounded recursive CTEs and cross joins."
-            )
-        if self.denied:
-            return ReadOnlyViolationError(self.denied[0])
-        if "readonly" in message or "one statement at a time" in message:
-            return ReadOnlyViolationError(
-                f"Refused by SQLite ({message}). This database is read-only: send a single SELECT that only reads."
-            )
-        if "too big" in message:
-            return InvalidQueryError(
-                f"A value in this query would exceed {MAX_VALUE_BYTES:,} bytes ({message}). "
-                "Select length() or substr() of large values instead of building them."
-            )
-        return InvalidQueryError(
-            f"SQLite rejected the query: {message}. Check the syntax, the number of params, "
-            "and table and column names against the schema."
-        )
-
-
-def _open(path: Path, guard: _Guard) -> sqlite3.Connection:
-    connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, isolation_level=None, timeout=guard.timeout_s)
-    try:
-        connection.text_factory = lambda data: data.decode("utf-8", "replace")
-        for category, limit in _LIMITS.items():
-            connection.setlimit(category, limit)
-        connection.execute("PRAGMA query_only = ON")
-        connection.execute(_WARM_UP_SQL).fetchall()
-        connection.set_authorizer(guard.authorize)
-        connection.set_progress_handler(guard.expired, PROGRESS_STEPS)
-    except BaseException:
-        connection.close()
-        raise
-    return connection
 
 
 def _require_read_statement(normalised: str) -> None:
@@ -389,17 +231,6 @@ def _require_read_statement(normalised: str) -> None:
             f"Only read-only queries are allowed (SELECT, WITH ... SELECT, or VALUES); this statement "
             f"starts with {keyword!r}. Rewrite it as a SELECT; the database cannot be changed."
         )
-
-
-def _describe(action: int, arg1: str | None, arg2: str | None) -> str:
-    name = _ACTION_NAMES.get(action, f"action {action}")
-    if action == sqlite3.SQLITE_UPDATE and arg1 in ("sqlite_master", "sqlite_schema"):
-        allowed = ", ".join(sorted(("json_each", "json_tree", *(f"pragma_{p}" for p in INTROSPECTION_PRAGMAS))))
-        return (
-            f"the statement would modify the schema table (only these table-valued functions are available: {allowed})"
-        )
-    target = " ".join(arg for arg in (arg1, arg2) if arg)
-    return f"the statement needs {name}" + (f" on {target}" if target else "")
 
 
 def _bind(params: Params) -> BoundParams:

@@ -299,6 +299,20 @@ class DocumentStore:
             )
             return [(c, d) for c, d in rows]
 
+    def document_page(
+        self, corpora: Sequence[str], after: tuple[str, str] | None, limit: int
+    ) -> list[tuple[str, str, str]]:
+        """(corpus, doc_id, title) of at most ``limit`` documents in ``corpora``, in (corpus, doc_id) order,
+        starting after the pair ``after`` (None: from the first)."""
+        start = after or ("", "")
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT corpus, doc_id, title FROM documents WHERE corpus IN ({_placeholders(corpora)})"
+                " AND (corpus > ? OR (corpus = ? AND doc_id > ?)) ORDER BY corpus, doc_id LIMIT ?",
+                (*corpora, start[0], start[0], start[1], limit),
+            )
+            return [(c, d, t) for c, d, t in rows]
+
     def matching_documents(self, corpora: Sequence[str] | None, filters: SearchFilters) -> set[str]:
         """Document keys (``corpus:doc_id``) in ``corpora`` (None: all) whose metadata satisfy every filter."""
         clauses, params = ["1 = 1"], []  # type: list[str], list[object]

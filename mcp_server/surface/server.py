@@ -12,7 +12,8 @@ not listed; calling it anyway gets a refusal saying why. The local user (stdio, 
 without tokens) has :data:`~mcp_server.grants.FULL_ACCESS`.
 
 Every tool is read-only, idempotent and closed-world. A call runs its blocking work on a
-worker thread, at most ``settings.max_concurrent_calls`` at once per process and within
+worker thread, at most ``settings.max_concurrent_calls`` at once per process (SQL:
+``settings.sql_max_concurrent``) and within
 ``settings.call_timeout_s`` (waiting included), and returns a typed
 result as ``structuredContent`` (validated against the tool's ``outputSchema``) plus a
 text rendering. Library errors become tool errors (``is_error`` results whose message
@@ -29,10 +30,12 @@ rather than a validation dump.
 # time (the corpus enum, the limits), which the SDK reads with inspect.signature(eval_str=True).
 
 import json
+import threading
+import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -54,7 +57,9 @@ from mcp_server.models import CorpusInfo, SearchFilters, SqlResult
 from mcp_server.models import Retriever as RetrieverName
 from mcp_server.settings import Settings
 from mcp_server.surface import descriptions as text
+from mcp_server.surface.arguments import ArgumentCheck
 from mcp_server.surface.call_notes import note_error
+from mcp_server.surface.listing import DocumentListing
 from mcp_server.surface.rendering import render_document, render_search, render_sql
 from mcp_server.surface.tools import DocumentResult, RetrievalTools, SearchResult
 
@@ -95,14 +100,15 @@ def build_server(
     database = tools.database.name if grant.sql else None
     numbers = text.limits(settings)
     refusals = _refusals(corpora, grant.sql)
+    arguments = ArgumentCheck()
     server: MCPServer = MCPServer(
         SERVER_NAME,
         title="Cited retrieval",
         version=__version__,
         instructions=text.instructions([c.name for c in corpora], database),
-        middleware=[*middleware, _Refusals(refusals)],
+        middleware=[*middleware, _Refusals(refusals), arguments, DocumentListing(tools.retriever, scope)],
     )
-    surface = _Surface(server, tools, calls or CallRunner(settings), corpora, scope, numbers)
+    surface = _Surface(server, tools, calls or CallRunner(settings), corpora, scope, numbers, arguments)
     if corpora:
         for mode in SEARCH_MODES:
             _add_search_tool(surface, mode)
@@ -146,34 +152,60 @@ class _Refusals:
         return await call_next(ctx)
 
 
+Slots = Literal["tools", "sql"]
+"""Which slots a call takes: SQL statements have their own, so heavy SQL never queues searches behind it."""
+
+
 class CallRunner:
     """Runs tool work on worker threads, a bounded number at once, each call within a time limit.
 
-    A call that runs out of time is answered at once with a tool error; its worker thread
-    cannot be interrupted and finishes in the background (SQL stops itself after
-    ``settings.sql_timeout_s``), its result discarded.
+    Searches and document reads run at most ``settings.max_concurrent_calls`` at once per
+    process, SQL statements at most ``settings.sql_max_concurrent`` at once besides them
+    (their worker processes run at low CPU priority, see :mod:`mcp_server.sql.sandbox`).
+    A call that runs out of time is answered at once with a tool error and its result is
+    discarded, but its work is not abandoned: it keeps its slot until it has really stopped
+    (SQL is killed at ``settings.sql_timeout_s``; searches and document reads are bounded),
+    so the work running at once never exceeds the limits.
     """
 
     def __init__(self, settings: Settings) -> None:
-        self._limiter = anyio.CapacityLimiter(settings.max_concurrent_calls)
+        self._slots = {
+            "tools": threading.BoundedSemaphore(settings.max_concurrent_calls),
+            "sql": threading.BoundedSemaphore(settings.sql_max_concurrent),
+        }
         self._timeout_s = settings.call_timeout_s
 
-    async def run(self, work: Callable[[], R]) -> R:
-        """``work()`` on a worker thread, once one is free; CallTimeoutError past the time limit."""
-        with anyio.move_on_after(self._timeout_s) as deadline:
-            return await anyio.to_thread.run_sync(work, limiter=self._limiter, abandon_on_cancel=True)
-        raise CallTimeoutError(
-            f"the call did not finish within {self._timeout_s:g} s, the server's limit per call; the server may be "
-            "busy, so retry in a moment, or ask for less (a smaller top_k, a narrower query, fewer rows)"
-        ) from None
+    async def run(self, work: Callable[[], R], slots: Slots = "tools") -> R:
+        """``work()`` on a worker thread, once one of ``slots`` is free; CallTimeoutError past the time limit."""
+        deadline = time.monotonic() + self._timeout_s
+        gave_up = threading.Event()
+        with anyio.move_on_after(self._timeout_s):
+            return await anyio.to_thread.run_sync(
+                self._in_slot, work, self._slots[slots], deadline, gave_up, abandon_on_cancel=True
+            )
+        gave_up.set()
+        raise _call_timeout(self._timeout_s) from None
 
-    async def result(self, work: Callable[[], R], render: Callable[[R], str]) -> CallToolResult:
+    def _in_slot(
+        self, work: Callable[[], R], slots: threading.BoundedSemaphore, deadline: float, gave_up: threading.Event
+    ) -> R:
+        """On the worker thread: wait for a slot until ``deadline``, run ``work`` in it, free it when it ends."""
+        if not slots.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise _call_timeout(self._timeout_s)
+        try:
+            if gave_up.is_set():  # the slot came just as the caller stopped waiting
+                raise _call_timeout(self._timeout_s)
+            return work()
+        finally:
+            slots.release()
+
+    async def result(self, work: Callable[[], R], render: Callable[[R], str], slots: Slots = "tools") -> CallToolResult:
         """The tool result: ``work()``'s model as structured content and its text rendering.
 
         A library error becomes a tool error carrying its message, which says what to do instead.
         """
         try:
-            value = await self.run(work)
+            value = await self.run(work, slots)
         except RetrievalError as e:
             note_error(type(e).__name__)
             raise ToolError(_message(e)) from e
@@ -193,6 +225,19 @@ class _Surface:
     corpora: list[CorpusInfo]
     scope: Collection[str] | None
     numbers: dict[str, Any]
+    arguments: ArgumentCheck
+
+    def add_tool(self, function: Callable[..., Any], name: str, title: str, description: str) -> None:
+        """Publish ``function`` as the read-only tool ``name``, its arguments checked before each call."""
+        self.server.add_tool(function, name=name, title=title, description=description, annotations=_annotations(title))
+        self.arguments.add(name, function)
+
+
+def _call_timeout(timeout_s: float) -> CallTimeoutError:
+    return CallTimeoutError(
+        f"the call did not finish within {timeout_s:g} s, the server's limit per call; the server may be "
+        "busy, so retry in a moment, or ask for less (a smaller top_k, a narrower query, fewer rows)"
+    )
 
 
 def _message(error: RetrievalError) -> str:
@@ -240,13 +285,8 @@ def _add_search_tool(surface: _Surface, mode: RetrieverName) -> None:
         work = partial(tools.search, query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
         return await calls.result(work, render_search)
 
-    title = text.SEARCH_TITLES[mode]
-    surface.server.add_tool(
-        search,
-        name=f"{mode}_search",
-        title=title,
-        description=text.SEARCH_DESCRIPTIONS[mode].format(**numbers),
-        annotations=_annotations(title),
+    surface.add_tool(
+        search, f"{mode}_search", text.SEARCH_TITLES[mode], text.SEARCH_DESCRIPTIONS[mode].format(**numbers)
     )
 
 
@@ -263,12 +303,7 @@ def _add_document_tool(surface: _Surface) -> None:
         work = partial(tools.get_document, doc_id, corpus=corpus, chunk=chunk, window=window, scope=scope)
         return await calls.result(work, render_document)
 
-    surface.server.add_tool(
-        get_document,
-        title="Read a document",
-        description=text.GET_DOCUMENT.format(**surface.numbers),
-        annotations=_annotations("Read a document"),
-    )
+    surface.add_tool(get_document, "get_document", "Read a document", text.GET_DOCUMENT.format(**surface.numbers))
 
 
 def _add_sql_tool(surface: _Surface) -> None:
@@ -280,17 +315,13 @@ def _add_sql_tool(surface: _Surface) -> None:
         params: Annotated[list[str | int | float | bool | None] | None, Field(description=text.PARAMS)] = None,
         max_rows: Annotated[int | None, max_rows_field] = None,
     ) -> Annotated[CallToolResult, SqlResult]:
-        return await calls.result(partial(tools.sql_query, sql, params, max_rows), render_sql)
+        return await calls.result(partial(tools.sql_query, sql, params, max_rows), render_sql, "sql")
 
     database = tools.database
-    surface.server.add_tool(
-        sql_query,
-        title="Read-only SQL",
-        description=text.SQL_QUERY.format(
-            database=database.name, schema=database.schema_text(), cell_chars=database.max_value_chars, **numbers
-        ),
-        annotations=_annotations("Read-only SQL"),
+    description = text.SQL_QUERY.format(
+        database=database.name, schema=database.schema_text(), cell_chars=database.max_value_chars, **numbers
     )
+    surface.add_tool(sql_query, "sql_query", "Read-only SQL", description)
 
 
 def _add_resources(surface: _Surface, sql: bool) -> None:

@@ -65,6 +65,7 @@ class RetrievalTools:
 
     def close(self) -> None:
         self.retriever.close()
+        self.database.close()
 
     def search(
         self,

@@ -19,8 +19,10 @@ the length of the text returned, and ``error`` names the kind of failure
 ``ToolError`` for arguments the schema rejects, ...). String arguments are cut at
 :data:`ARGUMENT_CHARS` characters. Listing tools or resources is not logged.
 
-Never any token material: client names come from the tokens file, and nothing here reads
-the ``Authorization`` header. The file rotates by size and several worker processes may
+Never any token material: client names come from the tokens file, nothing here reads
+the ``Authorization`` header, and token-shaped text in arguments is masked
+(:func:`~mcp_server.team.redaction.redact`). Unicode line and paragraph separators are
+escaped, so every record is one line for any reader (:class:`~mcp_server.jsonl_log.JsonlLog`). The file rotates by size and several worker processes may
 share it (:class:`~mcp_server.jsonl_log.JsonlLog`).
 """
 
@@ -42,6 +44,7 @@ from pydantic import ValidationError
 
 from mcp_server.jsonl_log import JsonlLog
 from mcp_server.surface.call_notes import noting_call
+from mcp_server.team.redaction import redact
 
 ARGUMENT_CHARS = 10_000
 """Longest string argument written in full; a longer one is cut with a marker."""
@@ -94,7 +97,9 @@ class CallAudit:
 
 
 def _clipped(value: Any) -> Any:
-    """``value`` with every string longer than :data:`ARGUMENT_CHARS` cut, and marked so."""
+    """``value`` with every string longer than :data:`ARGUMENT_CHARS` cut, and marked so, and token-shaped text masked."""
+    if isinstance(value, str):
+        value = redact(value)
     if isinstance(value, str) and len(value) > ARGUMENT_CHARS:
         return f"{value[:ARGUMENT_CHARS]}…[{len(value) - ARGUMENT_CHARS} more characters]"
     if isinstance(value, dict):

@@ -13,7 +13,8 @@ MCP specification prescribes.)
 Every request, ``/healthz`` included, must carry an allowed ``Host`` header and, when it
 has one, an allowed ``Origin``: loopback names, the bound address, and the configured
 lists. This is the protection against DNS rebinding, on by default. Request bodies over
-``settings.max_body_bytes`` are refused with 413.
+``settings.max_body_bytes`` are refused with 413, and a request whose headers or body
+arrive too slowly is cut off (:mod:`mcp_server.team.read_timeouts`).
 
 With a tokens file (``settings.tokens_file``) every ``/mcp`` request needs a bearer token
 (:mod:`mcp_server.team.auth`) and stays within its client's rate and concurrency limits
@@ -63,6 +64,8 @@ from mcp_server.team.generation_app import (
     open_generation,
 )
 from mcp_server.team.live import LiveIndex
+from mcp_server.team.read_timeouts import TimedHttpToolsProtocol
+from mcp_server.team.redaction import RedactSecrets
 from mcp_server.team.tokens import TokenRegistry
 
 GRACEFUL_SHUTDOWN_S = 10
@@ -177,6 +180,13 @@ def serve_http(settings: Settings, workers: int) -> None:
         host=settings.http_host,
         port=settings.http_port,
         workers=workers,
+        # The protocol with read deadlines; a partial pickles, so every worker process gets it.
+        http=partial(  # type: ignore[arg-type]
+            TimedHttpToolsProtocol,
+            header_timeout_s=settings.http_header_timeout_s,
+            body_timeout_s=settings.http_body_timeout_s,
+        ),
+        timeout_worker_healthcheck=settings.http_worker_start_timeout_s,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         log_config=_stderr_logging(),
         server_header=False,
@@ -185,10 +195,14 @@ def serve_http(settings: Settings, workers: int) -> None:
 
 def _stderr_logging() -> dict[str, Any]:
     """uvicorn's logging configuration for every worker: the access log moved from stdout to
-    stderr, and the root logger (the server's own and the SDK's messages) on stderr too. The
-    Chroma server client's per-request httpx lines are left out."""
+    stderr, and the root logger (the server's own and the SDK's messages) on stderr too; no
+    query string and nothing shaped like a token on either. The Chroma server client's
+    per-request httpx lines are left out."""
     config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
     config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+    config["filters"] = {"redact_secrets": {"()": RedactSecrets}}
+    for handler in config["handlers"].values():
+        handler["filters"] = ["redact_secrets"]
     config["root"] = {"handlers": ["default"], "level": "INFO"}
     config["loggers"]["httpx"] = {"level": "WARNING"}
     return config

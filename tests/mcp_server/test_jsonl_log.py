@@ -52,3 +52,17 @@ def test_processes_sharing_the_log_lose_no_line_across_rotations(tmp_path: Path)
     assert len(list(tmp_path.glob("audit.jsonl.*[0-9]"))) > 5  # it did rotate, many times
     for name in ("one", "two", "three"):
         assert sorted(int(str(line["n"])) for line in lines if line["client"] == name) == list(range(300))
+
+
+def test_a_record_is_one_line_whatever_line_breaks_its_strings_hold(tmp_path: Path) -> None:
+    breaks = "".join(chr(code) for code in range(0x110000) if len(f"a{chr(code)}b".splitlines()) > 1)
+    assert set("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029") <= set(breaks)  # what Python's splitlines() knows
+    record = {"query": f"hide{breaks}me", breaks: [breaks, {"nested": breaks}]}
+    log = JsonlLog(tmp_path / "audit.jsonl", max_bytes=100_000, backups=1)
+    log.write(record)
+    log.close()
+    text = (tmp_path / "audit.jsonl").read_text(encoding="utf-8")
+    (line,) = text.splitlines()
+    assert text == line + "\n" and text.encode("utf-8").count(b"\n") == 1
+    written = json.loads(line)
+    assert {key: value for key, value in written.items() if key != "time"} == record

@@ -21,6 +21,7 @@ from mcp_server.errors import (
     ReadOnlyViolationError,
     RetrievalError,
 )
+from mcp_server.sql import engine
 from mcp_server.sql import guard as sql_module
 from mcp_server.sql.demo import materialize_database
 from mcp_server.sql.guard import ReadOnlyDatabase, normalise_sql
@@ -349,7 +350,12 @@ HOSTILE = [
     pytest.param("PRAGMA user_version = 5", None, Raises(ROV, "starts with 'PRAGMA'"), id="pragma-user-version"),
     pytest.param("PRAGMA query_only = OFF", None, Raises(ROV, "starts with 'PRAGMA'"), id="pragma-query-only-off"),
     pytest.param(
-        "SELECT * FROM pragma_user_version", None, Raises(ROV, "table-valued functions are available"), id="pragma-tvf"
+        "SELECT * FROM pragma_user_version", None, Raises(ROV, "table-valued function that is not available"),
+        id="pragma-tvf",
+    ),
+    pytest.param(
+        "SELECT * FROM pragma_database_list", None, Raises(ROV, "the ones you can use are json_each"),
+        id="pragma-database-list",
     ),
     pytest.param("SELECT load_extension('x')", None, Raises(ROV, "load_extension() is disabled"), id="load-extension"),
     pytest.param(
@@ -486,7 +492,6 @@ CONNECTION_REFUSES = [
 @pytest.mark.parametrize(("statement", "error", "phrase"), CONNECTION_REFUSES)
 def test_connection_refuses_writes_without_statement_check_or_authorizer(
     monkeypatch: pytest.MonkeyPatch,
-    db: ReadOnlyDatabase,
     db_path: Path,
     pristine: tuple[str, list[str], dict[str, int]],
     tmp_path: Path,
@@ -494,9 +499,12 @@ def test_connection_refuses_writes_without_statement_check_or_authorizer(
     error: type[RetrievalError],
     phrase: str,
 ) -> None:
-    monkeypatch.setattr(sql_module, "_require_read_statement", lambda normalised: None)
-    monkeypatch.setattr(sql_module._Guard, "authorize", lambda self, *args: sqlite3.SQLITE_OK)
+    monkeypatch.setattr(engine.Guard, "authorize", lambda self, *args: sqlite3.SQLITE_OK)
+    unchecked = engine.Statement(
+        sql=statement.replace("{tmp}", str(tmp_path)), params=[], max_rows=CAP, timeout_s=TIMEOUT_S,
+        max_value_chars=100, max_result_chars=1000,
+    )  # fmt: skip
     with pytest.raises(error, match=phrase):
-        db.query(statement.replace("{tmp}", str(tmp_path)))
+        engine.run_statement(db_path, unchecked)  # in this process, where the authorizer is switched off
     assert list(tmp_path.iterdir()) == []
     assert snapshot(db_path) == pristine

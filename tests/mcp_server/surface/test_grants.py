@@ -29,7 +29,7 @@ async def test_a_sql_only_grant_lists_no_search_and_refuses_it_clearly(tools: Re
     server = build_server(tools.settings, tools, grant=Grant(corpora=(), sql=True))
     async with Client(server) as client:
         assert {tool.name for tool in (await client.list_tools()).tools} == {"sql_query"}
-        assert sorted(str(r.uri) for r in (await client.list_resources()).resources) == [CORPORA_URI, SCHEMA_URI]
+        assert sorted(str(r.uri) for r in (await client.list_resources()).resources) == [CORPORA_URI, SCHEMA_URI]  # no doc
         (corpora,) = (await client.read_resource(CORPORA_URI)).contents
         assert isinstance(corpora, TextResourceContents) and json.loads(corpora.text) == []
         assert "Corpora" not in (client.instructions or "") and "SQL database (company)" in (client.instructions or "")

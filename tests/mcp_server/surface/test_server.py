@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
+from urllib.parse import quote
 from typing import Any
 
 import pytest
@@ -21,6 +23,7 @@ from mcp_server.surface.server import (
     SCHEMA_URI,
     build_server,
 )
+from mcp_server.surface import listing
 from mcp_server.surface.tools import RetrievalTools
 from tests.mcp_server.surface.mcp_contract import (
     call_checked,
@@ -164,7 +167,18 @@ BAD_CALLS = [
     pytest.param("hybrid_search", {"query": "a" * 100_000}, "the limit is 2000", id="100kb-query"),
     pytest.param("hybrid_search", {"query": "x", "top_k": 0}, "top_k must be between 1 and 50, got 0", id="top-k-0"),
     pytest.param("vector_search", {"query": "x", "top_k": 10_000}, "between 1 and 50, got 10000", id="top-k-10000"),
-    pytest.param("hybrid_search", {"query": "x", "top_k": "many"}, "top_k", id="top-k-text"),
+    pytest.param("hybrid_search", {"query": "x", "top_k": "many"}, "top_k: expected an integer, got 'many'",
+                 id="top-k-text"),
+    pytest.param("hybrid_search", {"query": "x", "filters": {"tagz": ["a"]}},
+                 "filters: unknown key 'tagz'; the keys are category, tags, date_from, date_to, source_prefix",
+                 id="unknown-filter"),
+    pytest.param("keyword_search", {"query": "x", "topk": 3},
+                 "unknown argument 'topk'; this tool takes query, corpus, top_k, filters", id="unknown-argument"),
+    pytest.param("vector_search", {"top_k": 3}, "query: missing; expected a string", id="missing-query"),
+    pytest.param("get_document", {"doc_id": 7}, "doc_id: expected a string, got 7", id="doc-id-number"),
+    pytest.param("sql_query", {"sql": "SELECT ?", "params": "abc"},
+                 "params: expected a list of strings, integers, numbers, booleans or nulls (or null), got 'abc'",
+                 id="params-text"),
     pytest.param("keyword_search", {"query": "the of and"}, "use vector or hybrid search", id="stopwords-only"),
     pytest.param("hybrid_search", {"query": "x", "filters": {"date_from": "soon"}}, "date_from", id="bad-date"),
     pytest.param("get_document", {"doc_id": "policies/nope"}, "no document 'policies/nope'", id="unknown-doc"),
@@ -181,13 +195,37 @@ BAD_CALLS = [
 ]  # fmt: skip
 
 
+DOUBLED_PUNCTUATION = re.compile(r"(?<!\.)[.?!:;,] ?[.?!:;,](?!\.)")
+
+
+def has_doubled_punctuation(message: str) -> bool:
+    """'supplied.. Check', 'phrase.; keyword': one message ending inside another. Quoted input and
+    ellipses do not count."""
+    return DOUBLED_PUNCTUATION.search(re.sub(r"'[^']*'", "''", message)) is not None
+
+
 @pytest.mark.parametrize(("tool", "arguments", "message"), BAD_CALLS)
 async def test_bad_input_is_a_tool_error_and_the_server_keeps_serving(
     client: Client, tool: str, arguments: dict[str, Any], message: str
 ) -> None:
     result = await client.call_tool(tool, arguments)
     assert result.is_error and message in text_of(result)
+    assert not has_doubled_punctuation(text_of(result)), text_of(result)
     assert not (await client.call_tool("keyword_search", {"query": "Widget"})).is_error
+
+
+async def test_wrong_arguments_get_one_plain_line_each_not_a_validation_dump(client: Client) -> None:
+    arguments = {"query": 5, "top_k": "many", "filters": {"date_from": "soon", "tagz": 1}, "topk": 3}
+    result = await client.call_tool("hybrid_search", arguments)
+    assert result.is_error
+    assert text_of(result).splitlines() == [
+        "Invalid arguments for hybrid_search:",
+        "- unknown argument 'topk'; this tool takes query, corpus, top_k, filters",
+        "- query: expected a string, got 5",
+        "- top_k: expected an integer, got 'many'",
+        "- filters.date_from: expected a date (YYYY-MM-DD) (or null), got 'soon'",
+        "- filters: unknown key 'tagz'; the keys are category, tags, date_from, date_to, source_prefix",
+    ]
 
 
 async def test_error_messages_do_not_echo_huge_input(client: Client) -> None:
@@ -234,7 +272,7 @@ async def test_hostile_sql_through_mcp_is_refused_or_bounded(
     else:
         assert result.is_error
         phrase = "params" if case in SCHEMA_REFUSES else expected.phrase  # type: ignore[attr-defined]
-        assert phrase in text_of(result)
+        assert phrase in text_of(result) and not has_doubled_punctuation(text_of(result)), text_of(result)
     assert time.monotonic() - started < 5
     assert list(tmp_path.iterdir()) == []
     assert snapshot(company_db) == pristine
@@ -244,8 +282,15 @@ async def test_hostile_sql_through_mcp_is_refused_or_bounded(
 # --- resources and prompt ---------------------------------------------------------------------------
 
 
-async def test_resources_list_corpora_schema_and_documents(client: Client) -> None:
-    assert {str(r.uri) for r in (await client.list_resources()).resources} == {CORPORA_URI, SCHEMA_URI}
+async def test_resources_list_corpora_schema_and_documents(client: Client, acme: Retriever) -> None:
+    listed = (await client.list_resources()).resources
+    documents = acme.document_page(None, None, 1000)
+    uris = [CORPORA_URI, SCHEMA_URI, *(f"doc://acme/{quote(d, safe='/')}" for _, d, _ in documents)]
+    assert [str(r.uri) for r in listed] == uris
+    assert len(documents) == 6 and "doc://acme/policies/travel" in {str(r.uri) for r in listed}
+    for resource in listed[2:]:
+        assert resource.name.startswith("acme:") and resource.title and resource.mime_type == "text/plain"
+        assert f"[{resource.name}#0]" in _resource_text(await client.read_resource(str(resource.uri)))
     templates = (await client.list_resource_templates()).resource_templates
     assert [t.uri_template for t in templates] == [DOCUMENT_URI]
 
@@ -256,6 +301,19 @@ async def test_resources_list_corpora_schema_and_documents(client: Client) -> No
     assert [table["name"] for table in schema][:2] == ["departments", "employees"]
     document = _resource_text(await client.read_resource("doc://acme/policies/travel"))
     assert "[acme:policies/travel#0]" in document and "Daily allowance" in document
+
+
+async def test_documents_are_listed_a_page_at_a_time(client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(listing, "PAGE_SIZE", 4)
+    first = await client.list_resources()
+    assert [str(r.uri) for r in first.resources][:2] == [CORPORA_URI, SCHEMA_URI] and len(first.resources) == 6
+    assert first.next_cursor is not None
+    second = await client.list_resources(cursor=first.next_cursor)
+    assert len(second.resources) == 2 and second.next_cursor is None
+    uris = [str(r.uri) for r in first.resources[2:] + second.resources]
+    assert len(set(uris)) == 6 and uris == sorted(uris)
+    with pytest.raises(MCPError, match="Invalid cursor"):
+        await client.list_resources(cursor="not-a-cursor")
 
 
 @pytest.mark.parametrize("uri", ["doc://acme/policies/nope", "doc://acme/../../etc/passwd", "doc://hr/travel"])

@@ -134,7 +134,7 @@ async def test_team_a_neither_sees_nor_reads_team_b(team_server: TeamServer) -> 
         assert "teamb" not in listing and "launch plans" not in listing and "SQL database" not in listing
 
         resources = [str(r.uri) for r in (await client.list_resources()).resources]
-        assert resources == [CORPORA_URI]
+        assert resources == [CORPORA_URI, "doc://teama/badges", "doc://teama/lunch"]  # its documents, no others
         (corpora,) = (await client.read_resource(CORPORA_URI)).contents
         assert isinstance(corpora, TextResourceContents)
         assert [c["name"] for c in json.loads(corpora.text)] == ["teama"]
@@ -241,3 +241,32 @@ async def test_the_audit_log_has_one_line_per_call_and_no_token_material(team_se
     for token in team_server.tokens.values():
         assert token not in everything_logged and hash_token(token) not in everything_logged
     assert "rmcp_" not in everything_logged
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_token_in_the_url_or_in_arguments_reaches_no_log(team_server: TeamServer) -> None:
+    token = team_server.tokens["team-a"]
+    url = f"{team_server.http.url}/mcp?access_token={token}"
+    assert httpx.post(url, json=TOOLS_LIST, headers=MCP_HEADERS).status_code == 401
+    authorized = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
+    assert httpx.post(url, json=TOOLS_LIST, headers=authorized).status_code == 200
+    assert httpx.get(f"{team_server.http.url}/healthz?token={token}&x=1").status_code == 200
+    async with connect(team_server, "team-a") as client:
+        await client.call_tool("keyword_search", {"query": f"wombat {token} Bearer {token[5:]}"})
+
+    stderr = team_server.http.log.read_text()
+    everything_logged = team_server.audit_log.read_text(encoding="utf-8") + stderr
+    assert token[5:17] not in everything_logged and token[-12:] not in everything_logged
+    assert '"POST /mcp?[redacted] HTTP/1.1" 401' in stderr and '"GET /healthz?[redacted] HTTP/1.1" 200' in stderr
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_an_audit_record_holding_unicode_line_separators_is_one_line(team_server: TeamServer) -> None:
+    query = "wombat\u2028badge\u2029north\x85door"
+    async with connect(team_server, "team-a") as client:
+        await client.call_tool("hybrid_search", {"query": query, "top_k": 1})
+    records = [json.loads(line) for line in team_server.audit_log.read_text(encoding="utf-8").splitlines()]
+    (mine,) = [record for record in records if record.get("arguments", {}).get("query") == query]
+    assert mine["arguments"] == {"query": query, "top_k": 1} and mine["outcome"] == "ok"

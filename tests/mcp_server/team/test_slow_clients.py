@@ -1,0 +1,95 @@
+"""Slow clients cannot hold the server: request headers and bodies have deadlines (a real uvicorn server)."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from mcp_server.grants import Grant
+from mcp_server.settings import Settings
+from mcp_server.team.tokens import ClientLimits, add_client
+from tests.mcp_server.team.test_http import MCP_HEADERS, HttpServer
+
+HEADER_TIMEOUT_S = 2.0
+BODY_TIMEOUT_S = 3.0
+TOOLS_LIST = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}'
+
+
+@pytest.fixture(scope="module")
+def slow_server(teams_settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HttpServer, str]]:
+    root = tmp_path_factory.mktemp("slow-clients")
+    tokens_file = root / "tokens.json"
+    token = add_client(tokens_file, "uploader", Grant(corpora=("teama",)), ClientLimits(max_concurrent=1))
+    settings = teams_settings.model_copy(update={
+        "tokens_file": tokens_file, "audit_log": root / "audit.jsonl",
+        "http_header_timeout_s": HEADER_TIMEOUT_S, "http_body_timeout_s": BODY_TIMEOUT_S,
+    })  # fmt: skip
+    running = HttpServer(settings, root / "stderr.log")
+    yield running, token
+    assert running.stop() in (0, -signal.SIGTERM), running.log.read_text()
+
+
+def is_closed(connection: socket.socket) -> bool:
+    """True once the server has closed ``connection`` (whatever it sent first)."""
+    connection.setblocking(False)
+    try:
+        while data := connection.recv(65536):
+            assert data.startswith(b"HTTP/1.1 408") or not data.startswith(b"HTTP/"), data
+        return True
+    except BlockingIOError:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+@pytest.mark.slow
+def test_connections_sending_headers_slowly_are_closed_after_the_timeout(slow_server: tuple[HttpServer, str]) -> None:
+    server, _ = slow_server
+    connections = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(20)]
+    started = time.monotonic()
+    for connection in connections:
+        connection.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+    closed_after: dict[int, float] = {}
+    while len(closed_after) < len(connections) and time.monotonic() - started < HEADER_TIMEOUT_S + 10:
+        time.sleep(0.5)
+        for number, connection in enumerate(connections):
+            if number in closed_after:
+                continue
+            if is_closed(connection):
+                closed_after[number] = time.monotonic() - started
+                continue
+            try:
+                connection.sendall(b"X-Slow: one header line every half second\r\n")
+            except OSError:
+                closed_after[number] = time.monotonic() - started
+    assert len(closed_after) == len(connections), f"still open after {HEADER_TIMEOUT_S + 10} s"
+    assert min(closed_after.values()) >= HEADER_TIMEOUT_S - 0.1
+    assert httpx.get(f"{server.url}/healthz").status_code == 200
+    assert "its request headers did not arrive within 2 s" in server.log.read_text()
+    for connection in connections:
+        connection.close()
+
+
+@pytest.mark.slow
+def test_a_stalled_upload_is_cut_off_and_releases_its_clients_slot(slow_server: tuple[HttpServer, str]) -> None:
+    server, token = slow_server
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
+    stalled = socket.create_connection(("127.0.0.1", server.port))
+    head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    stalled.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}Content-Length: 100000\r\n\r\n".encode())
+    stalled.sendall(TOOLS_LIST[:10])  # ... and nothing more: the request holds the client's only slot
+    time.sleep(0.5)
+    started = time.monotonic()
+    answer = httpx.post(f"{server.url}/mcp", content=TOOLS_LIST, headers=headers, timeout=BODY_TIMEOUT_S + 20)
+    waited = time.monotonic() - started
+    assert answer.status_code == 200 and "hybrid_search" in answer.text
+    assert BODY_TIMEOUT_S - 1.5 <= waited < BODY_TIMEOUT_S + 5  # it waited for the stalled upload, then got its slot
+    assert is_closed(stalled)
+    stalled.close()
+    assert "its request body did not arrive within 3 s" in server.log.read_text()
+
