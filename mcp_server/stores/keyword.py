@@ -89,6 +89,16 @@ class WhooshIndex:
             raise
         writer.commit()
 
+    def delete_corpus(self, corpus: str) -> None:
+        """Remove every chunk of ``corpus`` and commit."""
+        writer = self._index.writer(limitmb=256)
+        try:
+            writer.delete_by_term("corpus", corpus)
+        except BaseException:
+            writer.cancel()
+            raise
+        writer.commit()
+
     def search(
         self,
         text: str,

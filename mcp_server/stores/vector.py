@@ -134,6 +134,10 @@ class ChromaStore:
             where: dict[str, Any] = {"doc_key": {"$in": keys[start : start + ADD_BATCH]}}
             self._collection.delete(where=where)
 
+    def delete_corpus(self, corpus: str) -> None:
+        """Remove every chunk of ``corpus``."""
+        self._collection.delete(where={"corpus": corpus})
+
     def query(
         self,
         embedding: npt.NDArray[np.float32],
