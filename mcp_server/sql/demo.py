@@ -204,10 +204,13 @@ def database_path(settings: Settings) -> Path | None:
     configured = settings.database
     if configured == "none" or (configured is None and not serves_bundled_corpora_only(settings)):
         return None
+    demo = settings.data_dir / "databases" / DEMO_DATABASE_FILE
     if configured is None:
-        return settings.data_dir / "databases" / DEMO_DATABASE_FILE
+        return demo
     if configured.is_dir():
         folder = configured.resolve()
+        if folder == (bundled_corpora_dir() / DATABASE_SOURCES_DIR).resolve():
+            return demo
         digest = hashlib.sha256(str(folder).encode()).hexdigest()[:12]
         return settings.data_dir / "databases" / digest / f"{slugify_name(folder.name) or 'database'}.sqlite"
     return configured

@@ -12,13 +12,14 @@ from click.testing import CliRunner
 
 from mcp_server.cli import main
 from mcp_server.settings import Settings
-from tests.helpers import demo_row_counts
+from tests.helpers import DEMO_DATABASE_SOURCES, demo_row_counts
 
 
 @pytest.fixture
 def run(tiny_settings: Settings, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     monkeypatch.setenv("RAGMCP_DATA_DIR", str(tiny_settings.data_dir))
     monkeypatch.setenv("RAGMCP_CORPORA", str(tiny_settings.corpora[0]))
+    monkeypatch.setenv("RAGMCP_DATABASE", str(DEMO_DATABASE_SOURCES))  # with a user corpus, SQL is configured
 
     def invoke(*args: str) -> tuple[int, str, str]:
         result = CliRunner().invoke(main, list(args))
@@ -87,6 +88,32 @@ def test_status_reports_model_corpora_and_database(run, tiny_settings: Settings)
     assert status["database"]["path"] == str(database) and tables == demo_row_counts()
     code, out, _ = run("status")
     assert code == 0 and f"database: {database}" in out and f"  orders: {tables['orders']} rows" in out
+
+
+@pytest.mark.parametrize(
+    ("database", "message"),
+    [
+        (None, "no SQL database is configured: set RAGMCP_DATABASE to a SQLite file or a folder of database sources"),
+        ("none", "no SQL database is configured"),
+        ("", "RAGMCP_DATABASE is set but empty. Set it to a SQLite file"),
+        ("/no/such/file.sqlite", "RAGMCP_DATABASE names /no/such/file.sqlite, which does not exist"),
+    ],
+)
+def test_with_a_user_corpus_sql_needs_a_configured_database(  # type: ignore[no-untyped-def]
+    run, monkeypatch: pytest.MonkeyPatch, database: str | None, message: str
+) -> None:
+    if database is None:
+        monkeypatch.delenv("RAGMCP_DATABASE")
+    else:
+        monkeypatch.setenv("RAGMCP_DATABASE", database)
+    code, out, err = run("sql", "SELECT 1")
+    assert code != 0 and message in err and "Traceback" not in err + out
+
+
+def test_status_without_a_database_says_none_is_configured(run, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("RAGMCP_DATABASE", "none")
+    code, out, _ = run("status", "--json")
+    assert code == 0 and json.loads(out)["database"] == {"path": None, "built": False}
 
 
 def test_ingest_builds_the_demo_database_once(run, tiny_settings: Settings) -> None:  # type: ignore[no-untyped-def]
