@@ -1,0 +1,103 @@
+"""The packages' layering: imports run downward only, so no module imports one that imports it back.
+
+The layers of ``mcp_server`` from the top: the command line, the team server, the MCP surface,
+retrieval and SQL, indexing, the stores, documents and embedding, and the ground floor
+(settings, grants, models, errors, logs, progress). A new import that points upward, or a
+cycle in either package, fails here with the path that closes it.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("mcp_server", "client_agent")
+
+LAYERS = [
+    {"mcp_server.cli", "mcp_server.__main__"},
+    {"mcp_server.team"},
+    {"mcp_server.surface"},
+    {"mcp_server.retrieval", "mcp_server.sql"},
+    {"mcp_server.indexing"},
+    {"mcp_server.stores"},
+    {"mcp_server.documents", "mcp_server.embedding"},
+]
+"""Upper layers first; a part may import its own layer's siblings only where listed in ALLOWED_SIDEWAYS."""
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> Iterator[str]:
+    """The project modules ``path`` imports (``from a.b import c`` names ``a.b.c`` when that is a module)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in PACKAGES:
+            yield node.module
+            for alias in node.names:
+                candidate = f"{node.module}.{alias.name}"
+                if (REPO / Path(*candidate.split("."))).with_suffix(".py").exists():
+                    yield candidate
+        elif isinstance(node, ast.Import):
+            yield from (a.name for a in node.names if a.name.split(".")[0] in PACKAGES)
+
+
+def graph() -> dict[str, set[str]]:
+    modules = {module_name(p): p for package in PACKAGES for p in (REPO / package).rglob("*.py")}
+    return {name: {d for d in imports_of(path) if d in modules and d != name} for name, path in modules.items()}
+
+
+def find_cycle(edges: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(node: str, path: list[str]) -> list[str] | None:
+        state[node] = 1
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt):], nxt]
+            if nxt not in state and (found := visit(nxt, [*path, nxt])):
+                return found
+        state[node] = 2
+        return None
+
+    for start in sorted(edges):
+        if start not in state and (found := visit(start, [start])):
+            return found
+    return None
+
+
+def part_of(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def layer_of(module: str) -> int | None:
+    part = part_of(module)
+    return next((i for i, layer in enumerate(LAYERS) if part in layer), None)
+
+
+def test_no_module_imports_itself_back() -> None:
+    assert find_cycle(graph()) is None
+
+
+def test_the_parts_of_mcp_server_have_no_cycle_between_them() -> None:
+    parts: dict[str, set[str]] = {}
+    for module, deps in graph().items():
+        if module.startswith("mcp_server."):
+            parts.setdefault(part_of(module), set()).update(part_of(d) for d in deps if part_of(d) != part_of(module))
+    assert find_cycle(parts) is None
+
+
+@pytest.mark.parametrize("module", sorted(m for m in graph() if layer_of(m) is not None))
+def test_imports_run_downward(module: str) -> None:
+    upward = [d for d in graph()[module] if (layer := layer_of(d)) is not None and layer < layer_of(module)]  # type: ignore[operator]
+    assert upward == [], f"{module} imports from a layer above it: {upward}"
+
+
+def test_the_top_level_holds_a_dozen_shared_modules_at_most() -> None:
+    top = sorted(p.stem for p in (REPO / "mcp_server").glob("*.py"))
+    assert len(top) <= 12, top
