@@ -18,9 +18,9 @@ import click
 from pydantic import BaseModel
 from rich.console import Console
 
-from mcp_server.cli_support import handle_errors, load_settings, say_waiting, with_overrides
+from mcp_server.cli_support import handle_errors, load_settings, with_overrides
 from mcp_server.errors import IndexMissingError
-from mcp_server.indexing.cli import corpus
+from mcp_server.indexing.cli import corpus, say_waiting
 from mcp_server.indexing.configured import configured_names
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.indexing.ingest import IngestReport, ingest

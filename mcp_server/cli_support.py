@@ -1,5 +1,4 @@
-"""Helpers shared by the ``ragmcp`` command groups: settings from flags, errors as clean CLI errors,
-waiting for another ingestion."""
+"""Helpers shared by the ``ragmcp`` command groups: settings from flags, and errors as clean CLI errors."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ import click
 from pydantic import ValidationError
 
 from mcp_server.errors import RetrievalError
-from mcp_server.indexing.build_status import BuildStatus, another_build
 from mcp_server.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -40,8 +38,3 @@ def handle_errors(func: F) -> F:
             raise click.ClickException(str(e)) from e
 
     return wrapper  # type: ignore[return-value]
-
-
-def say_waiting(status: BuildStatus | None) -> None:
-    """Tell the terminal that another ingestion holds the data dir, and how far it is."""
-    click.echo(f"{another_build(status)}; waiting for it to finish", err=True)

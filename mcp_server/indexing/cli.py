@@ -14,8 +14,9 @@ from dataclasses import asdict, dataclass
 
 import click
 
-from mcp_server.cli_support import handle_errors, say_waiting
+from mcp_server.cli_support import handle_errors
 from mcp_server.errors import IngestError
+from mcp_server.indexing.build_status import BuildStatus, another_build
 from mcp_server.indexing.configured import configured_corpora
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.indexing.ingest import remove_corpora
@@ -107,3 +108,8 @@ def remove(settings: Settings, names: tuple[str, ...]) -> None:
             raise IngestError(f"no corpus {name!r} in the index; corpora that can be removed: {indexed}")
     generation = remove_corpora(settings, names, on_wait=say_waiting)
     click.echo(f"removed {', '.join(names)} from the index (now generation {generation})", err=True)
+
+
+def say_waiting(status: BuildStatus | None) -> None:
+    """Tell the terminal that another ingestion holds the data dir, and how far it is."""
+    click.echo(f"{another_build(status)}; waiting for it to finish", err=True)
