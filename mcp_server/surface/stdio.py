@@ -122,7 +122,11 @@ class LiveTools:
         scope: Collection[str] | None = None,
     ) -> SearchResult:  # fmt: skip
         with self._use(corpus) as tools:
-            return tools.search(query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
+            result = tools.search(query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
+        pending = [c.name for c in self.corpora(scope) if not c.indexed]
+        if corpus is None and not result.hits and pending:  # not "nothing found" while part is unsearched
+            raise IndexBuildingError(f"No hits in the indexed corpora. {self._building(', '.join(pending))}")
+        return result
 
     def get_document(
         self, ref: str, *, corpus: str | None, chunk: int | None, window: int, scope: Collection[str] | None = None
@@ -174,8 +178,8 @@ class LiveTools:
                 held.tools.close()
 
     def _building(self, corpus: str | None) -> str:
-        """Why ``corpus`` (None: any corpus) cannot be searched yet, how far its build is and when to retry."""
-        what = f"corpus {corpus!r}" if corpus is not None else "the corpora"
+        """Why ``corpus`` (one name or several; None: any corpus) cannot be searched yet, how far its build is and when to retry."""
+        what = f"corpus {corpus}" if corpus is not None else "the corpora"
         if self._build.error is not None and read_build_status(self.settings.data_dir) is None:
             return (
                 f"{what} cannot be searched: the index could not be built ({self._build.error}). "
