@@ -336,7 +336,7 @@ def _add_resources(surface: _Surface, sql: bool) -> None:
         def schema_resource() -> str:
             return schema_json
 
-    if surface.corpora or scope is None:
+    if surface.corpora:
 
         @server.resource(
             DOCUMENT_URI, name="document", title="Document", mime_type="text/plain",

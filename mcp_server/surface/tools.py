@@ -87,10 +87,9 @@ class RetrievalTools:
         self.settings = settings
 
     @classmethod
-    def open(cls, settings: Settings, database: ReadOnlyDatabase | None = None) -> RetrievalTools:
-        """Open the current index and ``database`` (default: the configured one); raises IndexMissingError
-        if there is no index."""
-        return cls(Retriever.open(settings), database or open_database(settings), settings)
+    def open(cls, settings: Settings) -> RetrievalTools:
+        """Open the current index and the configured database (raises IndexMissingError if no index)."""
+        return cls(Retriever.open(settings), open_database(settings), settings)
 
     def close(self) -> None:
         self.retriever.close()

@@ -160,3 +160,26 @@ def test_sql_refuses_writes_and_leaves_the_database_unchanged(run, tiny_settings
     code, _, err = run("sql", "DELETE FROM employees")
     assert code == 1 and "Only read-only queries are allowed" in err
     assert database.read_bytes() == before
+
+
+def test_ingest_waits_for_an_ingestion_already_running(tiny_settings: Settings) -> None:
+    from filelock import FileLock
+
+    from tests.helpers import subprocess_env
+
+    tiny_settings.data_dir.mkdir(parents=True)
+    lock = FileLock(str(tiny_settings.data_dir / "ingest.lock"))  # as another server's build holds it
+    lock.acquire()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcp_server", "ingest"], env=subprocess_env(tiny_settings), stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None
+        first = process.stderr.readline()
+        assert first.startswith("another ingestion is running on this data dir") and "waiting for it to finish" in first
+        assert process.poll() is None
+    finally:
+        lock.release()
+    assert process.wait(timeout=300) == 0
+    assert "published gen-" in process.stderr.read()
