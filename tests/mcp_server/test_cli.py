@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -182,4 +183,5 @@ def test_ingest_waits_for_an_ingestion_already_running(tiny_settings: Settings) 
     finally:
         lock.release()
     assert process.wait(timeout=300) == 0
-    assert "published gen-" in process.stderr.read()
+    # Whole lines although stderr is no terminal (rich would wrap this one at 80 columns).
+    assert re.search(r"\npublished gen-\S+: 3 chunks written, 3 embedded, in [0-9.]+ s\n", process.stderr.read())
