@@ -305,13 +305,15 @@ def status(settings: Settings, as_json: bool) -> None:
 @click.option("--public-url", help="HTTP: the URL clients use, e.g. https://rag.example.com (env RAGMCP_PUBLIC_URL).")
 @click.option("--audit-log", type=click.Path(path_type=Path),
               help="HTTP: the audit log, one JSON line per call (env RAGMCP_AUDIT_LOG, default <data dir>/audit.jsonl).")
+@click.option("--wait-for-index", is_flag=True,
+              help="Bring the index up to date before serving (for scripts and one-shot clients; hosts need not).")
 @click.pass_obj
 @handle_errors
 def serve(
     settings: Settings, transport: str, host: str | None, port: int | None, workers: int,
     allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], stateless: bool | None,
     max_body_bytes: int | None, tokens_file: Path | None, no_auth: bool, public_url: str | None,
-    audit_log: Path | None,
+    audit_log: Path | None, wait_for_index: bool,
 ) -> None:
     """Serve the retrieval tools over MCP (stdio by default; HTTP at /mcp with --transport http).
 
@@ -335,6 +337,9 @@ def serve(
         tokens_file=tokens_file, public_url=public_url, audit_log=audit_log,
     )
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=LOG_FORMAT)
+    if wait_for_index:
+        with stderr_progress(stderr) as progress:
+            print_ingest_report(ingest(settings, progress=progress, on_wait=say_waiting))
     if transport == "stdio":
         serve_stdio(settings)
         return
