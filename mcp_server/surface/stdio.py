@@ -104,8 +104,8 @@ class LiveTools:
 
     def corpora(self, scope: Collection[str] | None = None) -> list[CorpusInfo]:
         """Every configured corpus: as indexed in the served generation, or marked as not indexed yet."""
-        held = self._held
-        indexed = {c.name: c for c in held.tools.corpora()} if held is not None else {}
+        with self._hold() as held:
+            indexed = {c.name: c for c in held.tools.corpora()} if held is not None else {}
         return [
             indexed.get(c.name)
             or CorpusInfo(name=c.name, description=c.description, language=c.language, documents=0, chunks=0, indexed=False)
@@ -148,7 +148,8 @@ class LiveTools:
             old, self._held = self._held, _Held(tools, frozenset(c.name for c in tools.corpora()))
             if old is not None:
                 old.retired = True
-        if old is not None and old.users == 0:
+            unused = old is not None and old.users == 0
+        if old is not None and unused:  # else the last call using it closes it
             old.tools.close()
         return True
 
@@ -161,21 +162,28 @@ class LiveTools:
     @contextmanager
     def _use(self, corpus: str | None) -> Iterator[RetrievalTools]:
         """The served generation for one call; IndexBuildingError when what is asked is not indexed yet."""
+        with self._hold() as held:
+            configured = corpus is not None and any(c.name == corpus for c in self._configs)
+            if held is None or (configured and corpus not in held.indexed):
+                raise IndexBuildingError(self._building(corpus if held is not None else None))
+            yield held.tools
+
+    @contextmanager
+    def _hold(self) -> Iterator[_Held | None]:
+        """The served generation (None before the first), kept open until the block ends."""
         with self._lock:
             held = self._held
-            configured = corpus is not None and any(c.name == corpus for c in self._configs)
-            pending = configured and held is not None and corpus not in held.indexed
-            if held is None or pending:
-                raise IndexBuildingError(self._building(corpus if pending else None))
-            held.users += 1
+            if held is not None:
+                held.users += 1
         try:
-            yield held.tools
+            yield held
         finally:
-            with self._lock:
-                held.users -= 1
-                done = held.retired and held.users == 0
-            if done:
-                held.tools.close()
+            if held is not None:
+                with self._lock:
+                    held.users -= 1
+                    done = held.retired and held.users == 0
+                if done:
+                    held.tools.close()
 
     def _building(self, corpus: str | None) -> str:
         """Why ``corpus`` (one name or several; None: any corpus) cannot be searched yet, how far its build is and when to retry."""
