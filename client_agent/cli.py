@@ -1,10 +1,17 @@
 """``rag-agent``: ask the knowledge base questions and get answers whose citations check out.
 
 ``ask`` answers one question; ``chat`` answers a conversation, resolving follow-ups against
-earlier turns. Both connect to the retrieval server — by default they spawn ``ragmcp serve``
-over stdio (building the bundled demo index on first use), or use ``--server-url`` for a
-shared HTTP server. The answer goes to stdout followed by its sources; progress, the
+earlier turns; ``eval`` runs a question set and reports quality and cost. All connect to the
+retrieval server — by default they spawn ``ragmcp serve`` over stdio (building the bundled
+demo index on first use), or use ``--server-url`` for a shared HTTP server. The answer goes to stdout followed by its sources; progress, the
 back-end in use and errors go to stderr. ``--json`` prints one machine-readable object.
+
+Back-ends (``--backend``): ``anthropic`` (Claude, or an Anthropic-compatible server at
+``--base-url``), ``openai`` (OpenAI's API or any OpenAI-compatible server at ``--base-url``),
+``offline`` (no model). ``auto``, the default, picks ``anthropic`` when ANTHROPIC_API_KEY is
+set, else ``openai`` when OPENAI_API_KEY or OPENAI_BASE_URL is set or ``--base-url`` is given
+(every local model server speaks chat completions), else ``offline``. Each model back-end's
+SDK is imported only when it is chosen.
 """
 
 from __future__ import annotations
@@ -19,17 +26,18 @@ from typing import Any
 import anyio
 import click
 
-from client_agent.backends.anthropic_backend import AnthropicBackendError, from_environment
 from client_agent.backends.base import Backend, Exchange
+from client_agent.backends.conversation import CitationMode, ModelBackendError
 from client_agent.backends.offline import OfflineBackend
-from client_agent.connection import ToolServer, connect
+from client_agent.connection import ServerConnectionError, ToolServer, connect
 from client_agent.evaluation import (
-    EvalQuestion, QuestionSetError, evaluate, load_questions, render_markdown, write_report,
+    EvalQuestion, Prices, QuestionSetError, evaluate, load_questions, render_markdown, write_report,
 )
 from client_agent.loop import Agent, Budgets, RunResult
 from client_agent.trace import default_trace_path
 
-BACKENDS = ("auto", "anthropic", "offline")
+BACKENDS = ("auto", "anthropic", "openai", "offline")
+CITATIONS = ("auto", "native", "text")
 
 
 def _say(message: str) -> None:
@@ -43,6 +51,8 @@ class Options:
         self.backend: str = values["backend"]
         self.model: str | None = values["model"]
         self.base_url: str | None = values["base_url"]
+        self.api_key: str | None = values["api_key"]
+        self.citations: CitationMode = values["citations"]
         self.max_output_tokens: int | None = values["max_output_tokens"]
         self.max_retries: int = values["max_retries"]
         self.server_url: str | None = values["server_url"]
@@ -59,29 +69,66 @@ class Options:
             _say(f"  {message}")
 
     def make_backend(self) -> Backend:
-        """The chosen back-end; ``auto`` is Anthropic when ANTHROPIC_API_KEY is set, offline otherwise."""
-        choice = self.backend
-        if choice == "auto":
-            choice = "anthropic" if os.environ.get("ANTHROPIC_API_KEY") else "offline"
-            if choice == "offline" and not self.quiet and not self._announced:
-                _say("offline mode (no ANTHROPIC_API_KEY set): answers are cited quotes from the sources, no model.")
-                self._announced = True
+        """The chosen back-end (``auto`` resolved as the module docstring says, and announced once)."""
+        choice, reason = self._resolved()
+        if reason and not self.quiet and not self._announced:
+            _say(reason)
+            self._announced = True
         if choice == "offline":
             return OfflineBackend()
-        return from_environment(model=self.model, base_url=self.base_url, max_tokens=self.max_output_tokens,
-                                max_retries=self.max_retries)
+        if choice == "openai":
+            from client_agent.backends import openai_backend
+
+            return openai_backend.from_environment(
+                model=self.model, base_url=self.base_url, api_key=self.api_key, max_tokens=self.max_output_tokens,
+                max_retries=self.max_retries, notice=_say)
+        from client_agent.backends import anthropic_backend
+
+        return anthropic_backend.from_environment(
+            model=self.model, base_url=self.base_url, api_key=self.api_key, max_tokens=self.max_output_tokens,
+            max_retries=self.max_retries, citations=self.citations, notice=_say)
+
+    def remember(self, backend: Backend) -> None:
+        """Carry what a run learned about the model server into the next run of this command: the model
+        it serves (when it was asked) and whether it takes native citations."""
+        if backend.model:
+            self.model = backend.model
+        self.citations = getattr(backend, "citations", self.citations)
+
+    def _resolved(self) -> tuple[str, str]:
+        if self.backend != "auto":
+            return self.backend, ""
+        if os.environ.get("ANTHROPIC_API_KEY"):
+            return "anthropic", "back-end: anthropic (ANTHROPIC_API_KEY is set)"
+        for variable in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
+            if os.environ.get(variable):
+                return "openai", f"back-end: openai ({variable} is set)"
+        if self.base_url:
+            return "openai", f"back-end: openai, the OpenAI-compatible server at {self.base_url}"
+        return "offline", ("offline mode (no ANTHROPIC_API_KEY or OPENAI_* set): answers are cited quotes from the "
+                           "sources, no model.")
 
 
 def shared_options(command: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--backend", type=click.Choice(BACKENDS), default="auto", show_default=True,
-                     help="Who decides: Claude (needs ANTHROPIC_API_KEY) or the offline, model-free agent."),
-        click.option("--model", envvar="RAG_AGENT_MODEL", help="Claude model id (anthropic back-end)."),
-        click.option("--base-url", envvar="ANTHROPIC_BASE_URL", help="Messages API base URL (anthropic back-end)."),
+                     help="Who decides: Claude or an Anthropic-compatible server (anthropic), OpenAI or any "
+                          "OpenAI-compatible server such as Ollama, llama.cpp, vLLM, LM Studio (openai), or no model "
+                          "(offline). auto: anthropic if ANTHROPIC_API_KEY is set, else openai if OPENAI_API_KEY or "
+                          "OPENAI_BASE_URL is set or --base-url is given, else offline."),
+        click.option("--model", envvar="RAG_AGENT_MODEL",
+                     help="Model id (default: Claude's default; for openai with --base-url, the server's first model)."),
+        click.option("--base-url", help="The model server: Messages API base (anthropic; default ANTHROPIC_BASE_URL) "
+                                        "or chat-completions base ending in /v1 (openai; default OPENAI_BASE_URL)."),
+        click.option("--api-key", help="API key (default ANTHROPIC_API_KEY or OPENAI_API_KEY; local servers need none)."),
+        click.option("--citations", type=click.Choice(CITATIONS), default="auto", show_default=True,
+                     help="anthropic back-end: search hits as search_result blocks for Claude's native citations, "
+                          "or as cited text (for Anthropic-compatible servers); auto falls back to text when the "
+                          "server rejects search_result blocks."),
         click.option("--max-output-tokens", type=click.IntRange(64, 64_000),
-                     help="Most tokens one model reply may have (anthropic back-end)."),
+                     help="Most tokens one model reply may have (model back-ends)."),
         click.option("--max-retries", type=click.IntRange(0, 20), default=4, show_default=True,
-                     help="Retries with backoff when the API is overloaded or rate-limited (anthropic back-end)."),
+                     help="Retries with backoff when the model API is overloaded or rate-limited."),
         click.option("--server-url", envvar="RAG_AGENT_SERVER_URL",
                      help="A shared ragmcp HTTP server, e.g. http://host:8765/mcp (default: spawn one over stdio)."),
         click.option("--token", envvar="RAG_AGENT_TOKEN", help="Bearer token for --server-url."),
@@ -144,12 +191,16 @@ def chat(**values: Any) -> None:
 @click.argument("question_set", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=Path("eval-report.json"),
               show_default=True, help="Where to write the full JSON report (summary plus every run).")
+@click.option("--input-price", type=click.FloatRange(0), help="US dollars per million input tokens, for the cost.")
+@click.option("--output-price", type=click.FloatRange(0), help="US dollars per million output tokens, for the cost.")
 @shared_options
-def evaluate_command(question_set: Path, output: Path, **values: Any) -> None:
+def evaluate_command(question_set: Path, output: Path, input_price: float | None, output_price: float | None,
+                     **values: Any) -> None:
     """Run every question of QUESTION_SET (JSONL) and report process health, quality and cost.
 
     Each line: {"question": ..., "kind": ..., "expected_answer": ..., "expected_state": ...,
     "expected_sources": [...]} (all but "question" optional). Prints the report as Markdown.
+    Run it once per --backend/--model to compare models; with the prices, the cost is in dollars.
     """
     try:
         questions = load_questions(question_set)
@@ -164,7 +215,8 @@ def evaluate_command(question_set: Path, output: Path, **values: Any) -> None:
             return await _answer(server, options, question.question, [], traces / f"{name}.jsonl")
 
         outcomes = await evaluate(questions, ask, options.progress)
-        report = write_report(outcomes, output)
+        priced = input_price is not None or output_price is not None
+        report = write_report(outcomes, output, Prices(input_price or 0.0, output_price or 0.0) if priced else None)
         click.echo(json.dumps(report, ensure_ascii=False, indent=2) if options.as_json else render_markdown(report))
         _say(f"report: {output}; traces: {traces}/")
 
@@ -187,6 +239,7 @@ async def _answer(server: ToolServer, options: Options, question: str, history: 
         return await Agent(server, backend, options.budgets, options.progress).run(
             question, trace or default_trace_path(), history)
     finally:
+        options.remember(backend)
         await backend.aclose()
 
 
@@ -207,7 +260,7 @@ def _explain(exc: BaseException) -> str:
     """A one-line reason from an exception (or the first of an exception group)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    if isinstance(exc, AnthropicBackendError | click.ClickException):
+    if isinstance(exc, ModelBackendError | ServerConnectionError | click.ClickException):
         return exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
     return f"{type(exc).__name__}: {exc}" if not str(exc).startswith(type(exc).__name__) else str(exc)
 

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -105,6 +106,11 @@ class ToolServer:
         return ToolOutcome(name, arguments, bool(result.is_error), text, structured, seconds, evidence)
 
 
+class ServerConnectionError(ConnectionError):
+    """The retrieval server at a URL could not be reached or did not answer MCP; the message names the
+    URL and what to check."""
+
+
 @asynccontextmanager
 async def connect(
     server_url: str | None = None, token: str | None = None, server_env: dict[str, str] | None = None
@@ -113,21 +119,47 @@ async def connect(
     when it is None (the index is brought up to date before the first question).
 
     The spawned server gets ``server_env`` (default: this process's environment, so the
-    user's ``RAGMCP_*`` settings apply) and shares this process's stderr for its logs.
+    user's ``RAGMCP_*`` settings apply) and shares this process's stderr for its logs. A URL
+    that cannot be connected to raises :class:`ServerConnectionError`.
     """
-    async with AsyncExitStack() as stack:
-        if server_url is None:
-            transport: Any = StdioServerParameters(
-                # A one-shot question needs the index first; a desktop host would rather not wait.
-                command=sys.executable, args=["-m", "mcp_server", "serve", "--wait-for-index"],
-                env=dict(os.environ) if server_env is None else server_env,
-            )
-        else:
-            headers = {"Authorization": f"Bearer {token}"} if token else None
-            http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
-            transport = streamable_http_client(server_url, http_client=http)
-        client = await stack.enter_async_context(Client(transport))
-        yield await ToolServer.open(client)
+    opened = False
+    try:
+        async with AsyncExitStack() as stack:
+            if server_url is None:
+                transport: Any = StdioServerParameters(
+                    # A one-shot question needs the index first; a desktop host would rather not wait.
+                    command=sys.executable, args=["-m", "mcp_server", "serve", "--wait-for-index"],
+                    env=dict(os.environ) if server_env is None else server_env,
+                )
+            else:
+                headers = {"Authorization": f"Bearer {token}"} if token else None
+                http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+                transport = streamable_http_client(server_url, http_client=http)
+            client = await stack.enter_async_context(Client(transport))
+            server = await ToolServer.open(client)
+            opened = True
+            yield server
+    except Exception as exc:
+        if opened or server_url is None:
+            raise
+        raise ServerConnectionError(connection_problem(server_url, exc)) from exc
+
+
+def connection_problem(url: str, exc: BaseException) -> str:
+    """Why connecting to ``url`` failed, naming the URL, with a hint at the usual mistakes."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    reason = str(exc) or type(exc).__name__
+    message = f"Could not connect to the retrieval server at {url} ({reason})."
+    path = urlsplit(url).path.rstrip("/")
+    if not path.endswith("/mcp"):
+        fixed = urlunsplit(urlsplit(url)._replace(path=f"{path}/mcp", query="", fragment=""))
+        message += f" ragmcp serves MCP at the path /mcp: try --server-url {fixed}"
+    elif "401" in reason or "403" in reason:
+        message += " The server wants a bearer token: set --token or RAG_AGENT_TOKEN."
+    else:
+        message += " Is `ragmcp serve --transport http` running there?"
+    return message
 
 
 async def _catalog(client: Client) -> Catalog:

@@ -20,7 +20,11 @@ The report has three layers:
   unless it is *irrelevant* — it does not support the sentence alone and the sentence's
   other citations support it without it. The support check tests numbers, codes and key
   terms; it cannot tell a true claim from a false one built from the same words.
-- **Cost**: model tokens and wall time per answered question.
+- **Cost**: model tokens and wall time per answered question, and US dollars when the
+  model's prices are given (:class:`Prices`).
+
+The report names the back-end and the models that answered (as the servers reported them),
+so reports of one question set on several back-ends compare side by side.
 """
 
 from __future__ import annotations
@@ -94,6 +98,9 @@ class Outcome:
     citation_precision: float | None
     tools: Counter[str] = field(default_factory=Counter)
     reflected_sufficient: bool | None = None
+    backend: str = ""
+    models: list[str] = field(default_factory=list)
+    """The models that answered this question's model calls, as the server named them."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -103,7 +110,7 @@ class Outcome:
             "source_recall": self.source_recall, "citation_recall": self.citation_recall,
             "citation_precision": self.citation_precision, "tools": dict(self.tools),
             "reflected_sufficient": self.reflected_sufficient, "totals": self.result.totals.to_dict(),
-            "trace": str(self.result.trace),
+            "backend": self.backend, "models": self.models, "trace": str(self.result.trace),
         }
 
 
@@ -111,6 +118,8 @@ def score(question: EvalQuestion, result: RunResult) -> Outcome:
     events = read_trace(result.trace)
     tools = Counter(e["tool"] for e in events if e["event"] == "tool_call" and not e.get("refused"))
     verdicts = [e["verdict"] for e in events if e["event"] == "reflection" and "verdict" in e]
+    start = next((e for e in events if e["event"] == "run_start"), {})
+    models = list(dict.fromkeys(e["model"] for e in events if e["event"] == "model_call" and e.get("model")))
     recall, precision = citation_quality(result)
     cited_docs = {c["id"].split("#")[0] for c in result.citations}
     return Outcome(
@@ -124,6 +133,8 @@ def score(question: EvalQuestion, result: RunResult) -> Outcome:
         citation_precision=precision,
         tools=tools,
         reflected_sufficient=verdicts[-1]["sufficient"] if verdicts else None,
+        backend=str(start.get("backend", "")),
+        models=models,
     )
 
 
@@ -180,13 +191,26 @@ async def evaluate(questions: list[EvalQuestion], ask: Ask, progress: Callable[[
     return outcomes
 
 
-def summarise(outcomes: list[Outcome]) -> dict[str, Any]:
-    """The report: process, quality and cost over all runs, and quality per kind."""
+@dataclass(frozen=True)
+class Prices:
+    """What a model's tokens cost, in US dollars per million input and per million output tokens."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+
+    def usd(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1_000_000
+
+
+def summarise(outcomes: list[Outcome], prices: Prices | None = None) -> dict[str, Any]:
+    """The report: who answered, process, quality and cost over all runs, and quality per kind."""
     runs = len(outcomes)
     answered = [o for o in outcomes if o.result.state == "answered"]
     tools: Counter[str] = sum((o.tools for o in outcomes), Counter())
     reflected = [o.reflected_sufficient for o in outcomes if o.reflected_sufficient is not None]
     return {
+        "backend": ", ".join(sorted({o.backend for o in outcomes if o.backend})),
+        "models": sorted({m for o in outcomes for m in o.models}),
         "runs": runs,
         "process": {
             "steps_per_run": _mean([o.result.totals.steps for o in outcomes]),
@@ -203,7 +227,19 @@ def summarise(outcomes: list[Outcome]) -> dict[str, Any]:
             "output_tokens_per_answered": _mean([o.result.totals.output_tokens for o in answered]),
             "seconds_per_answered": _mean([o.result.totals.seconds for o in answered]),
             "seconds_total": round(sum(o.result.totals.seconds for o in outcomes), 2),
+            **(_dollars(outcomes, answered, prices) if prices else {}),
         },
+    }
+
+
+def _dollars(outcomes: list[Outcome], answered: list[Outcome], prices: Prices) -> dict[str, Any]:
+    def usd(outcome: Outcome) -> float:
+        return prices.usd(outcome.result.totals.input_tokens, outcome.result.totals.output_tokens)
+
+    return {
+        "usd_per_answered": round(sum(map(usd, answered)) / len(answered), 6) if answered else None,
+        "usd_total": round(sum(map(usd, outcomes)), 6),
+        "prices_usd_per_mtok": {"input": prices.input_per_mtok, "output": prices.output_per_mtok},
     }
 
 
@@ -230,7 +266,10 @@ def _mean(values: list[float] | list[int]) -> float | None:
 def render_markdown(report: dict[str, Any]) -> str:
     """The report as Markdown tables, for bench/README.md."""
     p, c = report["process"], report["cost"]
+    models = ", ".join(report["models"]) or "no model"
     lines = [
+        f"Back-end: {report['backend'] or 'unknown'} ({models}).",
+        "",
         f"Runs: {report['runs']}. Steps/run {p['steps_per_run']}, tool calls/run {p['tool_calls_per_run']}, "
         f"reflection said sufficient in {_pct(p['reflection_sufficient_share'])} of runs that reflected.",
         "",
@@ -247,6 +286,8 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += ["", f"Cost per answered question: {c['input_tokens_per_answered']} input + "
               f"{c['output_tokens_per_answered']} output tokens, {c['seconds_per_answered']} s "
               f"(total {c['seconds_total']} s)."]
+    if "usd_total" in c:
+        lines[-1] += f" Dollars: {c['usd_per_answered']} per answered question, {c['usd_total']} in all."
     return "\n".join(lines)
 
 
@@ -254,8 +295,8 @@ def _pct(value: float | None) -> str:
     return "–" if value is None else f"{100 * value:.0f}%"
 
 
-def write_report(outcomes: list[Outcome], path: Path) -> dict[str, Any]:
-    report = {**summarise(outcomes), "questions": [o.to_dict() for o in outcomes]}
+def write_report(outcomes: list[Outcome], path: Path, prices: Prices | None = None) -> dict[str, Any]:
+    report = {**summarise(outcomes, prices), "questions": [o.to_dict() for o in outcomes]}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     return report

@@ -206,6 +206,8 @@ class _Run:
         return outcome
 
     def _refusal(self, request: ToolRequest) -> str | None:
+        if request.problem is not None:
+            return f"Refused: {request.problem}"
         if self.server.catalog.tool(request.name) is None:
             names = ", ".join(t.name for t in self.server.catalog.tools)
             return f"Refused: there is no tool {request.name!r}; the tools are {names}."

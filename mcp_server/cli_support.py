@@ -18,8 +18,11 @@ F = TypeVar("F", bound=Callable[..., Any])
 def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**{k: v for k, v in overrides.items() if v is not None})
-    except ValidationError as e:
-        raise click.ClickException(f"invalid settings: {e}") from e
+    except ValidationError as e:  # listed without the input, which would quote every setting (API keys too)
+        problems = "; ".join(
+            f"{'.'.join(map(str, error['loc'])) or 'settings'}: {error['msg']}" for error in e.errors(include_input=False)
+        )
+        raise click.ClickException(f"invalid settings: {problems}") from e
 
 
 def with_overrides(settings: Settings, **overrides: Any) -> Settings:

@@ -14,6 +14,10 @@ Where things live:
   the configured ones (see :mod:`mcp_server.indexing.configured`).
 - ``chroma_url`` (``RAGMCP_CHROMA_URL``, e.g. ``http://127.0.0.1:8000``): keep the vectors
   on a Chroma server (``chroma run``) instead of inside the index directory.
+- ``embedding_model`` (``RAGMCP_EMBEDDING_MODEL``): the model spec (:mod:`mcp_server.embedding`);
+  ``openai:<model>`` embeds through an OpenAI-compatible server at ``embedding_url``
+  (``RAGMCP_EMBEDDING_URL``, e.g. Ollama's ``http://localhost:11434/v1``) with the ``embedding_*``
+  key, batch size, timeout and retries below.
 
 The ``http_*`` fields and the ``allowed_*`` lists configure ``ragmcp serve --transport http``;
 its worker processes receive the parent's settings through :meth:`Settings.to_env`. With a
@@ -29,10 +33,10 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import platformdirs
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from mcp_server.embedding import DEFAULT_MODEL
+from mcp_server.embedding import DEFAULT_MODEL, EmbeddingServer
 from mcp_server.stores.keyword import IdfFormula
 
 APP_NAME = "agentic-rag-mcp"
@@ -62,6 +66,22 @@ class Settings(BaseSettings):
 
     embedding_model: str = DEFAULT_MODEL
     embedding_config: str | None = None
+    embedding_url: str | None = Field(
+        default=None,
+        description="OpenAI-compatible base URL of the server for an openai:<model> spec, e.g. "
+        "http://localhost:11434/v1 (Ollama); unset: OpenAI's API.",
+    )
+    embedding_api_key: SecretStr | None = Field(
+        default=None, description="API key for that server; unset: none (OpenAI's API: OPENAI_API_KEY)."
+    )
+    embedding_batch_size: int = Field(
+        default=64, ge=1, le=4096, description="Texts per embedding request (and per embedding-cache commit)."
+    )
+    embedding_timeout_s: float = Field(default=60.0, gt=0, le=3600, description="Longest one embedding request may take.")
+    embedding_max_retries: int = Field(
+        default=4, ge=0, le=20,
+        description="Retries of an embedding request after a connection error, timeout, 429 or 5xx, with backoff.",
+    )
 
     max_top_k: int = Field(default=50, ge=1, le=1000)
     max_query_chars: int = Field(default=2000, ge=16)
@@ -144,6 +164,18 @@ class Settings(BaseSettings):
             return [item.strip() for item in value.split(",") if item.strip()]
         return value
 
+    @field_validator("embedding_url", mode="after")
+    @classmethod
+    def _check_embedding_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(
+                f"embedding_url must be the server's OpenAI base URL, like http://localhost:11434/v1, got {value!r}"
+            )
+        return value.rstrip("/")
+
     @field_validator("chroma_url", mode="after")
     @classmethod
     def _check_url(cls, value: str | None) -> str | None:
@@ -180,6 +212,12 @@ class Settings(BaseSettings):
     def _check_weights(self) -> Settings:
         if self.rrf_vector_weight == 0 and self.rrf_keyword_weight == 0:
             raise ValueError("rrf_vector_weight and rrf_keyword_weight cannot both be 0")
+        if (self.embedding_url or self.embedding_api_key) and not self.embedding_model.startswith("openai:"):
+            raise ValueError(
+                "RAGMCP_EMBEDDING_URL or RAGMCP_EMBEDDING_API_KEY is set, but RAGMCP_EMBEDDING_MODEL is "
+                f"{self.embedding_model!r}, which uses no server; set RAGMCP_EMBEDDING_MODEL=openai:<model> "
+                "(the name the server knows the model by)"
+            )
         return self
 
     def to_env(self) -> dict[str, str]:
@@ -191,8 +229,19 @@ class Settings(BaseSettings):
                 continue
             if isinstance(value, list):
                 value = (os.pathsep if name == "corpora" else ",").join(str(item) for item in value)
+            elif isinstance(value, SecretStr):
+                value = value.get_secret_value()
             env[f"RAGMCP_{name.upper()}"] = str(value)
         return env
+
+    @property
+    def embedding_server(self) -> EmbeddingServer:
+        """Where an ``openai:<model>`` embedding spec finds its server, and how it talks to it."""
+        key = self.embedding_api_key.get_secret_value() if self.embedding_api_key else None
+        return EmbeddingServer(
+            url=self.embedding_url, api_key=key, batch_size=self.embedding_batch_size,
+            timeout_s=self.embedding_timeout_s, max_retries=self.embedding_max_retries,
+        )  # fmt: skip
 
     @property
     def index_dir(self) -> Path:

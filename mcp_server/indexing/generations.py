@@ -49,12 +49,19 @@ class Manifest:
     chunks: int
     vector_collection: str | None = None  # the Chroma server collection; None: embedded in chroma/
 
-    def check_model(self, model: str) -> None:
+    def check_model(self, model: str, dimension: int | None = None) -> None:
+        """Refuse another model, or the same one now giving vectors of another length than the index holds."""
         if model != self.embedding_model:
             raise EmbeddingModelMismatchError(
                 f"the index was built with embedding model {self.embedding_model!r} ({self.dimension}-d), "
-                f"but {model!r} is configured. Either set RAGMCP_EMBEDDING_MODEL back to the model the index "
-                "was built with, or rebuild the index with the new model: ragmcp ingest --rebuild"
+                f"but {model!r} is configured. Either set RAGMCP_EMBEDDING_MODEL (and RAGMCP_EMBEDDING_URL) back to "
+                "the model the index was built with, or rebuild the index with the new model: ragmcp ingest --rebuild"
+            )
+        if dimension is not None and dimension != self.dimension:
+            raise EmbeddingModelMismatchError(
+                f"the index holds {self.dimension}-dimensional vectors from embedding model {model!r}, but it now "
+                f"returns {dimension}-dimensional ones: another model answers under that name. Serve the model the "
+                "index was built with, or rebuild the index with this one: ragmcp ingest --rebuild"
             )
 
 

@@ -189,7 +189,7 @@ def remove_corpora(
         previous.close()
         if not doomed:
             return None
-        embedder = load_embedder(settings.embedding_model, settings.embedding_config)
+        embedder = load_embedder(settings.embedding_model, settings.embedding_config, settings.embedding_server)
         name = new_generation_name()
         collection = server_collection_name(name) if settings.chroma_url is not None else None
         staging = layout.stage(name, copy_current=True, skip=("chroma",) if collection else ())
@@ -261,7 +261,7 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
     started = time.perf_counter()
     layout = IndexLayout(settings.index_dir)
     _drop_vectors_of(settings, layout.remove_stale())
-    embedder = load_embedder(settings.embedding_model, settings.embedding_config)
+    embedder = load_embedder(settings.embedding_model, settings.embedding_config, settings.embedding_server)
     current = layout.current()
     current_manifest = read_manifest(current) if current is not None else None
     known: dict[str, Path] = {}
@@ -291,6 +291,10 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
     if current is not None and unchanged:
         return IngestReport(corpora=reports, generation=None, seconds=time.perf_counter() - started)
 
+    # Before staging anything: the model must answer (a server may be down), with the index's dimension.
+    dimension = embedder.dimension
+    if current_manifest is not None:
+        current_manifest.check_model(embedder.name, dimension)
     name = new_generation_name()
     collection = server_collection_name(name) if settings.chroma_url is not None else None
     staging = layout.stage(name, copy_current=current is not None, skip=("chroma",) if collection else ())
@@ -472,7 +476,7 @@ def _embed(
     chunks: Sequence[_PreparedChunk], embedder: Embedder, settings: Settings, progress: ProgressSink
 ) -> tuple[list[npt.NDArray[np.float32]], int, float]:
     """Vectors for every chunk, from the cache where possible; returns (vectors, embedded, seconds)."""
-    cache = EmbeddingCache(settings.embedding_cache_path, embedder.name)
+    cache = EmbeddingCache(settings.embedding_cache_path, embedder.name, embedder.dimension)
     try:
         keys = [text_key(c.embed_text) for c in chunks]
         found = cache.get_many(keys)
@@ -480,8 +484,9 @@ def _embed(
         todo = sorted(texts, key=lambda k: len(texts[k]))
         progress.start("embedding chunks", len(todo))
         started = time.perf_counter()
-        for start in range(0, len(todo), EMBED_BATCH):
-            batch = todo[start : start + EMBED_BATCH]
+        step = settings.embedding_batch_size
+        for start in range(0, len(todo), step):
+            batch = todo[start : start + step]
             vectors = embedder.embed([texts[k] for k in batch])
             cache.put_many(list(zip(batch, vectors)))
             found.update(zip(batch, vectors))

@@ -88,7 +88,9 @@ class Retriever:
         generation, manifest, lease = IndexLayout(settings.index_dir).lease_current()
         try:
             configured_names(settings)  # a missing configured folder: its clear error before the model loads
-            embedder = embedder or load_embedder(settings.embedding_model, settings.embedding_config)
+            embedder = embedder or load_embedder(
+                settings.embedding_model, settings.embedding_config, settings.embedding_server
+            )
             return cls(generation, manifest, embedder, settings, lease)
         except BaseException:
             lease.release()
@@ -187,6 +189,7 @@ class Retriever:
         self, query: str, k: int, corpora: list[str] | None, doc_keys: set[str] | None
     ) -> list[tuple[str, float]]:
         embedding = self._embedder.embed([query])[0]
+        self.manifest.check_model(self._embedder.name, len(embedding))
         return self._vectors.query(embedding, k, corpora=corpora, doc_keys=doc_keys)
 
     def _keyword_ranking(

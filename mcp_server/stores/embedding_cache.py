@@ -1,4 +1,8 @@
-"""A persistent cache of embeddings, keyed by model name and the hash of the embedded text.
+"""A persistent cache of embeddings, keyed by model identity and the hash of the embedded text.
+
+The identity is the name the index records (for a server model it includes the server's URL),
+and a vector of another length than the model's is never returned, so vectors of different
+models never mix.
 
 Ingestion looks every chunk up here before it embeds anything, and commits each new
 batch at once. That is what makes re-ingestion cheap (unchanged text is never embedded
@@ -21,7 +25,7 @@ def text_key(text: str) -> str:
 
 
 class EmbeddingCache:
-    def __init__(self, path: Path, model: str) -> None:
+    def __init__(self, path: Path, model: str, dimension: int) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(path, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -31,12 +35,13 @@ class EmbeddingCache:
         )
         self._db.commit()
         self.model = model
+        self._blob_bytes = dimension * np.dtype(np.float32).itemsize
 
     def close(self) -> None:
         self._db.close()
 
     def get_many(self, keys: Sequence[str]) -> dict[str, npt.NDArray[np.float32]]:
-        """The cached vectors among ``keys``; missing keys are simply absent."""
+        """The cached vectors among ``keys`` (of the model's dimension); missing keys are simply absent."""
         found: dict[str, npt.NDArray[np.float32]] = {}
         for start in range(0, len(keys), 500):
             batch = list(keys[start : start + 500])
@@ -46,7 +51,8 @@ class EmbeddingCache:
                 [self.model, *batch],
             )
             for key, blob in rows:
-                found[key] = np.frombuffer(blob, dtype=np.float32)
+                if len(blob) == self._blob_bytes:  # else computed by another model answering under this name
+                    found[key] = np.frombuffer(blob, dtype=np.float32)
         return found
 
     def put_many(self, items: Sequence[tuple[str, npt.NDArray[np.float32]]]) -> None:

@@ -14,6 +14,7 @@ share between worker processes and hosts.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 import shutil
@@ -62,7 +63,8 @@ class ChromaStore:
         try:
             if create:
                 self._collection = client.get_or_create_collection(
-                    collection, embedding_function=embedder.function, configuration=CONFIGURATION  # type: ignore[arg-type]
+                    collection, embedding_function=embedder.function,  # type: ignore[arg-type]
+                    configuration=copy.deepcopy(CONFIGURATION),  # Chroma adds the function to the dict it gets
                 )
             else:
                 self._collection = client.get_collection(collection, embedding_function=embedder.function)  # type: ignore[arg-type]

@@ -142,7 +142,9 @@ class LiveTools:
         name = self._layout.current_name()
         if name is None or name == self.generation:
             return False
-        embedder = load_embedder(self.settings.embedding_model, self.settings.embedding_config)
+        embedder = load_embedder(
+            self.settings.embedding_model, self.settings.embedding_config, self.settings.embedding_server
+        )
         tools = RetrievalTools(Retriever.open(self.settings, embedder), self._database, self.settings)
         with self._lock:
             old, self._held = self._held, _Held(tools, frozenset(c.name for c in tools.corpora()))

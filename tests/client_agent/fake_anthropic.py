@@ -1,53 +1,28 @@
 """A local stand-in for the Anthropic Messages API: scripted replies over real HTTP.
 
-:class:`FakeAnthropic` runs a threaded ``http.server`` on 127.0.0.1 that answers
-``POST /v1/messages`` with the replies queued by :meth:`FakeAnthropic.enqueue`, in order —
-each a Messages API response body, or an :class:`ErrorReply` (a status such as 529 with the
-API's error body) — and records every request (headers and JSON body) for assertions. The
-real ``anthropic`` SDK talks to it through ``base_url``, so what the tests see is what the
-SDK actually sent.
+:class:`FakeAnthropic` answers ``POST /v1/messages`` with the replies queued by ``enqueue``
+(see :class:`tests.client_agent.fake_http.ScriptedServer`): each a Messages API response
+body, or an :class:`ErrorReply` (a status such as 529 with the API's error body). The real
+``anthropic`` SDK talks to it through ``base_url``.
 
 Like the real API, it refuses (400 ``invalid_request_error``) a conversation whose
 ``tool_use`` blocks are not answered by ``tool_result`` blocks, in order, at the start of
-the next user turn, and one that holds tool blocks without defining tools. A request with
-no scripted reply left gets a 400 too (which the SDK does not retry), naming the request.
+the next user turn, and one that holds tool blocks without defining tools. With
+``rejects_search_results`` it is an Anthropic-compatible server that knows only text blocks
+(as Ollama's, llama.cpp's and most gateways' ``/v1/messages`` do): any ``search_result``
+block gets a 400 naming it. A request with no scripted reply left gets a 400 too (which the
+SDK does not retry), naming the request.
 """
 
 from __future__ import annotations
 
-import json
-import threading
-import time
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-
-@dataclass(frozen=True)
-class ErrorReply:
-    """An error response: ``status`` with the API's ``{"type": "error", "error": {...}}`` body."""
-
-    status: int
-    type: str
-    message: str
-    headers: dict[str, str] = field(default_factory=dict)
-
-    def body(self) -> dict[str, Any]:
-        return {"type": "error", "error": {"type": self.type, "message": self.message}}
-
+from tests.client_agent.fake_http import ErrorReply, ScriptedServer
 
 OVERLOADED = ErrorReply(529, "overloaded_error", "Overloaded")
 RATE_LIMITED = ErrorReply(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit")
 UNAUTHORIZED = ErrorReply(401, "authentication_error", "invalid x-api-key")
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """One request as the server received it."""
-
-    headers: dict[str, str]
-    body: dict[str, Any]
-    at: float
 
 
 def text(value: str, citations: list[dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -78,55 +53,39 @@ def message(*content: dict[str, Any], stop_reason: str | None = None, input_toke
     }  # fmt: skip
 
 
-class FakeAnthropic:
+class FakeAnthropic(ScriptedServer):
     """The Messages API on 127.0.0.1 with scripted replies; use as a context manager."""
 
-    def __init__(self) -> None:
-        self.requests: list[Recorded] = []
-        self._replies: list[dict[str, Any] | ErrorReply] = []
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def enqueue(self, *replies: dict[str, Any] | ErrorReply) -> None:
-        with self._lock:
-            self._replies.extend(replies)
-
-    @property
-    def bodies(self) -> list[dict[str, Any]]:
-        return [r.body for r in self.requests]
+    def __init__(self, rejects_search_results: bool = False) -> None:
+        super().__init__()
+        self.rejects_search_results = rejects_search_results
 
     def __enter__(self) -> FakeAnthropic:
-        self._thread.start()
+        super().__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
+    def route(self, method: str, path: str) -> bool:
+        return (method, path) == ("POST", "/v1/messages")
 
-    def respond(
-        self, headers: dict[str, str], body: dict[str, Any], at: float
-    ) -> tuple[int, dict[str, str], dict[str, Any]]:
-        """Record the request; the status, extra headers and body to answer it with."""
-        with self._lock:
-            self.requests.append(Recorded(headers, body, at))
-            number = len(self.requests)
-            reply = self._replies.pop(0) if self._replies else None
-        problem = conversation_problem(body)
-        if problem:
-            return 400, {}, ErrorReply(400, "invalid_request_error", problem).body()
-        if reply is None:
-            problem = f"fake: no scripted reply for request {number}"
-            return 400, {}, ErrorReply(400, "invalid_request_error", problem).body()
-        if isinstance(reply, ErrorReply):
-            return reply.status, reply.headers, reply.body()
-        return 200, {}, reply
+    def error_body(self, type: str, message: str) -> dict[str, Any]:  # noqa: A002 - the API's field name
+        return {"type": "error", "error": {"type": type, "message": message}}
+
+    def refusal(self, body: dict[str, Any]) -> ErrorReply | None:
+        problem = conversation_problem(body) or (search_result_problem(body) if self.rejects_search_results else None)
+        return ErrorReply(400, "invalid_request_error", problem) if problem else None
+
+
+def search_result_problem(body: dict[str, Any]) -> str | None:
+    """The error of a server that takes only text content: where the first ``search_result`` block is."""
+    for i, current in enumerate(body.get("messages") or []):
+        blocks = current["content"] if isinstance(current["content"], list) else []
+        for j, block in enumerate(blocks):
+            nested = block.get("content") if block.get("type") == "tool_result" else None
+            places = [(f"{j}", block), *((f"{j}.content.{k}", part) for k, part in enumerate(nested or []))]
+            for where, part in places:
+                if isinstance(part, dict) and part.get("type") == "search_result":
+                    return f"messages.{i}.content.{where}: unknown content block type 'search_result'; expected 'text'"
+    return None
 
 
 def conversation_problem(body: dict[str, Any]) -> str | None:
@@ -153,34 +112,3 @@ def conversation_problem(body: dict[str, Any]) -> str | None:
     if has_tool_blocks and not body.get("tools"):
         return "Requests which include `tool_use` or `tool_result` blocks must define tools."
     return None
-
-
-def _handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def do_POST(self) -> None:  # noqa: N802 - the http.server hook name
-            raw = self.rfile.read(int(self.headers.get("content-length", 0)))
-            if self.path.split("?")[0] != "/v1/messages":
-                self._send(404, {}, ErrorReply(404, "not_found_error", f"fake: no route {self.path}").body())
-                return
-            status, headers, body = fake.respond(
-                {k.lower(): v for k, v in self.headers.items()}, json.loads(raw), time.monotonic()
-            )
-            self._send(status, headers, body)
-
-        def _send(self, status: int, headers: dict[str, str], body: dict[str, Any]) -> None:
-            payload = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(payload)))
-            self.send_header("request-id", f"req_fake_{len(fake.requests)}")
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the http.server signature
-            """Quiet: the tests assert on the recorded requests instead."""
-
-    return Handler

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.slow
 
 
 def run(settings: Settings, *args: str) -> tuple[int, str, str]:
-    env = {**subprocess_env(settings), "ANTHROPIC_API_KEY": ""}
+    env = {**subprocess_env(settings), "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""}
     result = CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
     return result.exit_code, result.stdout, result.stderr
 
@@ -58,7 +58,7 @@ def test_empty_question_is_refused_with_an_example(bundled_settings: Settings) -
 
 
 def test_chat_resolves_a_follow_up_against_the_previous_question(bundled_settings: Settings) -> None:
-    env = {**subprocess_env(bundled_settings), "ANTHROPIC_API_KEY": ""}
+    env = {**subprocess_env(bundled_settings), "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "OPENAI_BASE_URL": ""}
     questions = "What does the VPN error E1042 mean?\nHow do I fix it?\n"
     result = CliRunner().invoke(main, ["chat", "--quiet"], input=questions, env=env, catch_exceptions=False)
     assert result.exit_code == 0, result.stderr

@@ -17,29 +17,14 @@ import pytest
 
 from client_agent.backends.anthropic_backend import (
     DEFAULT_MODEL,
-    DROPPED_EVIDENCE,
-    LOOP_EVIDENCE,
-    MUST_ANSWER,
     AnthropicBackend,
     AnthropicBackendError,
     APIKeyError,
     from_environment,
 )
-from client_agent.backends.base import (
-    Decision,
-    Exchange,
-    Observation,
-    RunView,
-    ToolRequest,
-)
-from client_agent.connection import (
-    Catalog,
-    CorpusSummary,
-    ToolOutcome,
-    ToolSpec,
-    connect,
-    evidence_from,
-)
+from client_agent.backends.base import Decision, Exchange, Observation, RunView, ToolRequest
+from client_agent.backends.conversation import DROPPED_EVIDENCE, LOOP_EVIDENCE, MUST_ANSWER, ModelBackendError
+from client_agent.connection import ToolOutcome, connect, evidence_from
 from client_agent.evidence import Ledger
 from client_agent.loop import Agent
 from client_agent.reflection import REFLECTION_INSTRUCTIONS
@@ -56,68 +41,14 @@ from tests.client_agent.fake_anthropic import (
     text,
     tool_use,
 )
+from tests.client_agent import scripted
+from tests.client_agent.scripted import (
+    PARALLEL_CALLS,
+    ALPHA, BETA, SEARCH_SCHEMA, SQL_SCHEMA, UNKNOWN_CORPUS, citation, search_outcome, view,
+)
 from tests.helpers import DEMO_DATABASE_SOURCES, subprocess_env
 
 KEY = "sk-ant-test-key"
-QUESTION = "What fuel does the alpha reactor use, and how many orders are open?"
-
-SEARCH_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "query": {"type": "string", "description": "What to search for."},
-        "corpus": {"anyOf": [{"type": "string", "enum": ["tiny"]}, {"type": "null"}], "default": None},
-        "top_k": {"type": "integer", "minimum": 1, "maximum": 50, "default": 5},
-    },
-    "required": ["query"],
-}
-SQL_SCHEMA = {"type": "object", "properties": {"sql": {"type": "string"}}, "required": ["sql"]}
-CATALOG = Catalog(
-    tools=[
-        ToolSpec("hybrid_search", "Search the knowledge bases (default).", SEARCH_SCHEMA),
-        ToolSpec("keyword_search", "Exact terms and codes.", SEARCH_SCHEMA),
-        ToolSpec("sql_query", "Read-only SQL. Tables: orders(id, status).", SQL_SCHEMA),
-    ],
-    corpora=[CorpusSummary("tiny", "Reactor notes and team rituals; not for HR questions.", 3, 3)],
-    sql_schema="orders(id, status)",
-)
-
-
-def citation(doc: str, chunk: int = 0, updated: str | None = None) -> dict[str, Any]:
-    return {
-        "id": f"tiny:{doc}#{chunk}", "corpus": "tiny", "doc_id": doc, "chunk": chunk, "title": doc.title(),
-        "source": f"{doc}.md", "section": doc.title(), "char_start": 0, "char_end": 60, "updated": updated,
-    }  # fmt: skip
-
-
-def search_outcome(query: str, *hits: tuple[str, str, str | None]) -> ToolOutcome:
-    """A hybrid_search outcome as the MCP connection builds it, for hits (doc, text, updated)."""
-    structured = {
-        "query": query, "corpus": "tiny", "retriever": "hybrid",
-        "hits": [
-            {"rank": rank, "score": 1.0 / rank, "retriever": "hybrid", "text": body,
-             "citation": citation(doc, 0, updated)}
-            for rank, (doc, body, updated) in enumerate(hits, start=1)
-        ],
-    }  # fmt: skip
-    rendered = f"{len(hits)} hits for {query!r} in corpus tiny (hybrid search), best first.\n\n" + "\n\n".join(
-        f"[tiny:{doc}#0]\n{body}" for doc, body, _ in hits
-    )
-    arguments = {"query": query, "corpus": "tiny"}
-    return ToolOutcome("hybrid_search", arguments, False, rendered, structured, 0.01,
-                       evidence_from("hybrid_search", arguments, structured, step=1))
-
-
-def sql_outcome() -> ToolOutcome:
-    structured = {"columns": ["open_orders"], "rows": [[17]], "row_count": 1, "truncated": False,
-                  "citation_id": "sql:company:0badc0de", "sql": "SELECT count(*) AS open_orders FROM orders"}
-    arguments = {"sql": "SELECT count(*) AS open_orders FROM orders"}
-    return ToolOutcome("sql_query", arguments, False, "open_orders\n17\n1 row. Cite as [sql:company:0badc0de]",
-                       structured, 0.01, evidence_from("sql_query", arguments, structured, step=1))
-
-
-UNKNOWN_CORPUS = "Unknown corpus 'nowhere'; the corpora are: tiny."
-ALPHA = ("alpha", "The alpha reactor runs on zebraword fuel at 451 kelvin.", "2024-05-01")
-BETA = ("beta", "Beta teams meet every Tuesday to review the quarterly roadmap.", None)
 
 
 @pytest.fixture
@@ -131,10 +62,6 @@ async def backend(fake: FakeAnthropic) -> AsyncIterator[AnthropicBackend]:
     backend = from_environment(model="claude-test-model", base_url=fake.url, api_key=KEY, max_tokens=512, max_retries=2)
     yield backend
     await backend.aclose()
-
-
-def view(question: str = QUESTION, history: list[Exchange] | None = None, ledger: Ledger | None = None) -> RunView:
-    return RunView(question, history or [], CATALOG, ledger if ledger is not None else Ledger())
 
 
 async def decide_once(backend: AnthropicBackend) -> Decision:
@@ -152,37 +79,18 @@ def user_turn(body: dict[str, Any]) -> list[dict[str, Any]]:
     return list(last["content"])
 
 
+CALLS = message(text("Let me look that up."),
+                *(tool_use(f"toolu_0{n}", name, args) for n, (name, args) in enumerate(PARALLEL_CALLS, start=1)))
+
+
 async def gather_evidence(fake: FakeAnthropic, backend: AnthropicBackend, run: RunView) -> list[ToolOutcome]:
     """One decide that asks for a search, a SQL query and a failing call; their outcomes observed."""
-    fake.enqueue(message(
-        text("Let me look that up."),
-        tool_use("toolu_01", "hybrid_search", {"query": "alpha reactor fuel", "corpus": "tiny"}),
-        tool_use("toolu_02", "sql_query", {"sql": "SELECT count(*) AS open_orders FROM orders"}),
-        tool_use("toolu_03", "keyword_search", {"query": "", "corpus": "nowhere"}),
-    ))  # fmt: skip
-    decision = await backend.decide(run)
-    outcomes = [
-        search_outcome("alpha reactor fuel", ALPHA, BETA),
-        sql_outcome(),
-        ToolOutcome("keyword_search", {"query": ""}, True, UNKNOWN_CORPUS, None, 0.0),
-    ]
-    for outcome in outcomes:
-        run.ledger.add(outcome.evidence)
-    backend.observe([Observation(request, outcome) for request, outcome in zip(decision.tool_calls, outcomes)])
-    return outcomes
+    return await scripted.gather_evidence(fake, backend, run, CALLS)
 
 
 async def request_after_evidence(fake: FakeAnthropic, backend: AnthropicBackend, run: RunView | None = None,
                                  note: str | None = None, must_answer: bool = False) -> dict[str, Any]:
-    """The body of the decide request that follows :func:`gather_evidence` (and ``note``, if given)."""
-    run = run or view()
-    await gather_evidence(fake, backend, run)
-    if note:
-        backend.note(note)
-    run.must_answer = must_answer
-    fake.enqueue(message(text("done")))
-    await backend.decide(run)
-    return fake.requests[-1].body
+    return await scripted.request_after_evidence(fake, backend, CALLS, message(text("done")), run, note, must_answer)
 
 
 # --- configuration and authentication ------------------------------------------------------------
@@ -251,7 +159,7 @@ async def test_the_environment_configures_key_base_url_model_and_max_tokens(
 @pytest.mark.parametrize("value", ["lots", "0", "-5"])
 def test_a_bad_max_tokens_setting_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     monkeypatch.setenv("RAG_AGENT_MAX_TOKENS", value)
-    with pytest.raises(AnthropicBackendError, match="RAG_AGENT_MAX_TOKENS must be a positive whole number"):
+    with pytest.raises(ModelBackendError, match="RAG_AGENT_MAX_TOKENS must be a positive whole number"):
         from_environment(api_key=KEY)
 
 
@@ -415,6 +323,109 @@ async def test_evidence_the_ledger_dropped_is_replaced_by_a_placeholder(
     kept, dropped = search["content"][1:]
     assert kept["content"] == [{"type": "text", "text": ALPHA[1]}]
     assert (dropped["source"], dropped["content"]) == ("tiny:beta#0", [{"type": "text", "text": DROPPED_EVIDENCE}])
+
+
+# --- Anthropic-compatible servers: native citations or cited text ---------------------------------
+
+
+def _sent_search_results(body: dict[str, Any]) -> bool:
+    return '"search_result"' in json.dumps(body)
+
+
+@pytest.mark.anyio
+async def test_a_server_that_rejects_search_results_gets_cited_text_for_the_rest_of_the_run() -> None:
+    said: list[str] = []
+    with FakeAnthropic(rejects_search_results=True) as server:
+        backend = from_environment(model="qwen3", base_url=server.url, api_key=KEY, notice=said.append)
+        run = view()
+        try:
+            await gather_evidence(server, backend, run)
+            server.enqueue(message(text("never used: refused")), message(text("first")), message(text("second")))
+            assert (await backend.decide(run)).answer == "first"
+            backend.note("Reflection verdict: not sufficient.")
+            assert (await backend.decide(run)).answer == "second"
+        finally:
+            await backend.aclose()
+
+    assert backend.citations == "text"
+    assert said == [f"The Messages API at {server.url} does not accept search_result blocks (Claude's native "
+                    "citations): sending search hits as cited text for the rest of this run (--citations text "
+                    "skips this first try)."]
+    first, refused, resent, later = server.bodies
+    assert _sent_search_results(refused) and not _sent_search_results(resent) and not _sent_search_results(later)
+    assert resent["messages"] == [_on_text_wire(m) for m in refused["messages"]]
+    search = user_turn(resent)[0]
+    assert search["tool_use_id"] == "toolu_01"
+    assert search["content"] == (
+        "2 hits for 'alpha reactor fuel' in corpus tiny (hybrid search), best first.\n\n"
+        f"[tiny:alpha#0] Alpha (updated 2024-05-01)\n{ALPHA[1]}\n\n[tiny:beta#0] Beta\n{BETA[1]}"
+    )
+    assert later["messages"][2] == resent["messages"][2]  # the run's history stays in text form
+
+
+def _on_text_wire(message_param: dict[str, Any]) -> dict[str, Any]:
+    """What a message should look like with hits as cited text: the refused request's, minus search_result
+    blocks (checked independently of the back-end's converter: the search tool result is the only change)."""
+    content = message_param["content"]
+    if isinstance(content, str) or not any(b.get("type") == "tool_result" and isinstance(b.get("content"), list)
+                                           for b in content):
+        return message_param
+    converted = []
+    for block in content:
+        if block.get("type") == "tool_result" and isinstance(block.get("content"), list):
+            parts = [p["text"] if p["type"] == "text" else f"[{p['source']}] {p['title']}\n{p['content'][0]['text']}"
+                     for p in block["content"]]
+            block = {**block, "content": "\n\n".join(parts)}
+        converted.append(block)
+    return {**message_param, "content": converted}
+
+
+@pytest.mark.anyio
+async def test_citations_text_never_sends_search_results_and_a_gateway_keeps_native_ones(
+    fake: FakeAnthropic
+) -> None:
+    forced = from_environment(base_url=fake.url, api_key=KEY, citations="text")
+    gateway = from_environment(base_url=fake.url, api_key=KEY)  # auto, at a URL that is not Anthropic's
+    try:
+        await request_after_evidence(fake, forced)
+        text_body = fake.bodies[-1]
+        await request_after_evidence(fake, gateway)
+        native_body = fake.bodies[-1]
+    finally:
+        await forced.aclose()
+        await gateway.aclose()
+    assert not _sent_search_results(text_body)
+    assert user_turn(text_body)[0]["content"].startswith("2 hits for 'alpha reactor fuel'")
+    assert [b["type"] for b in user_turn(native_body)[0]["content"]] == ["text", "search_result", "search_result"]
+    assert gateway.citations == "auto"
+
+
+@pytest.mark.anyio
+async def test_citations_native_on_a_server_that_rejects_them_is_a_clear_error() -> None:
+    with FakeAnthropic(rejects_search_results=True) as server:
+        backend = from_environment(base_url=server.url, api_key=KEY, citations="native")
+        try:
+            with pytest.raises(AnthropicBackendError, match="does not take search_result blocks: use --citations text"):
+                await request_after_evidence(server, backend)
+        finally:
+            await backend.aclose()
+    assert len(server.requests) == 2  # no second try as text
+
+
+@pytest.mark.anyio
+async def test_another_bad_request_is_not_mistaken_for_a_search_result_refusal(
+    fake: FakeAnthropic, backend: AnthropicBackend
+) -> None:
+    fake.enqueue(ErrorReply(400, "invalid_request_error", "max_tokens: must be at most 8192"))
+    with pytest.raises(AnthropicBackendError, match=r"refused the request \(400\): max_tokens: must be at most 8192$"):
+        await backend.decide(view())
+    assert len(fake.requests) == 1 and backend.citations == "auto"
+
+
+def test_a_local_messages_server_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    backend = from_environment(base_url="http://127.0.0.1:11434")
+    assert backend.client.api_key == "not-needed"
 
 
 # --- answers, citations, reflection, revision ---------------------------------------------------

@@ -185,3 +185,12 @@ def test_ingest_waits_for_an_ingestion_already_running(tiny_settings: Settings) 
     assert process.wait(timeout=300) == 0
     # Whole lines although stderr is no terminal (rich would wrap this one at 80 columns).
     assert re.search(r"\npublished gen-\S+: 3 chunks written, 3 embedded, in [0-9.]+ s\n", process.stderr.read())
+
+
+def test_a_settings_error_names_the_problem_without_quoting_the_api_key(run, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("RAGMCP_EMBEDDING_URL", "http://localhost:11434/v1")
+    monkeypatch.setenv("RAGMCP_EMBEDDING_API_KEY", "sk-do-not-print-me")
+    code, _, err = run("status")
+    assert code == 1
+    assert "RAGMCP_EMBEDDING_MODEL is 'minilm-int8', which uses no server" in err
+    assert "sk-do-not-print-me" not in err
