@@ -35,6 +35,7 @@ from client_agent.evaluation import (
 )
 from client_agent.loop import Agent, Budgets, RunResult
 from client_agent.trace import default_trace_path
+from mcp_server.models import LOCATION_FIELDS, describe_location
 
 BACKENDS = ("auto", "anthropic", "openai", "offline")
 CITATIONS = ("auto", "native", "text")
@@ -274,6 +275,8 @@ def _print(result: RunResult, options: Options) -> None:
         click.echo("\nSources:")
         for citation in result.citations:
             where = citation.get("source") or citation.get("sql", "")
+            place = describe_location(*(citation.get(key) for key in LOCATION_FIELDS))
+            where = f"{where}, {place}" if place else where
             title = citation.get("title") or "SQL query"
             click.echo(f"  [{citation['id']}] {title} — {where}")
     if not options.quiet:

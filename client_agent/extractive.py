@@ -8,7 +8,18 @@ what it does not know: a sub-question whose terms no evidence covers gets "I cou
 
 *Coverage* of a sub-question by one evidence item is the share of the sub-question's content
 terms that appear in the item (text, title and section); codes and model names must all
-appear. A sub-question is covered when some item reaches :data:`COVERED`.
+appear. A term the item does not contain counts as half present when a word of the item's
+sentence holding most of the question's terms means nearly the same (:data:`~client_agent.meaning.WORD_MEANING`, by the bundled embedding
+model, :mod:`client_agent.meaning`): "cats" and "pets", "married" and "wedding". A sub-question is
+covered when some item reaches :data:`COVERED`.
+
+*Sentence choice* adds meaning to the word counts too: every sentence's score includes
+:data:`MEANING_WEIGHT` times its similarity to the question, and a sentence close in meaning
+(:data:`MEANING_CANDIDATE`) is a candidate even when it shares no word with the question.
+After the best sentence, another from the same evidence item is added when it covers a term
+of the question the first does not ("Students pay half price" after the membership fee). A
+question for the most expensive or cheapest of something gets the extreme row of the best
+candidate's table first (:func:`~client_agent.shapes.extreme_row`).
 """
 
 from __future__ import annotations
@@ -17,13 +28,23 @@ import re
 from dataclasses import dataclass
 
 from client_agent.evidence import Evidence, Ledger
-from client_agent.text import content_terms, identifier_like, identifiers, is_cjk, numbers, sentences
+from client_agent.meaning import matched_words, similarity
+from client_agent.shapes import extreme_row
+from client_agent.text import (
+    STOPWORDS, content_terms, identifier_like, identifiers, is_cjk, numbers, original_words, sentences,
+)
 
 COVERED = 0.6
 COVERED_CJK = 0.5
 """Chinese questions are matched by character bigrams, some of which straddle word boundaries
 and never occur in the answer, so a lower share suffices."""
 MIN_SENTENCE_TERMS = 2
+MEANING_SHARE = 0.5
+"""How much a term found only in meaning counts toward coverage (a word found verbatim counts 1)."""
+MEANING_WEIGHT = 4.0
+"""Points a sentence gets per unit of cosine similarity to the question (a shared word is worth 1)."""
+MEANING_CANDIDATE = 0.45
+"""Similarity from which a sentence sharing no word with the question is still a candidate answer."""
 SHORT_SENTENCE_WORDS = 5
 _ANSWER_KINDS = (
     ("quantity", re.compile(r"\bhow (?:many|much|long|far|often|big|large|fast)\b|\b(?:price|cost|percentage|rate|number of)\b|多少|几", re.I)),
@@ -60,7 +81,8 @@ def _mostly_cjk(text: str) -> bool:
 
 def coverage(question: str, ledger: Ledger) -> Coverage:
     """The evidence item that best covers ``question``: all its codes and model names first, then
-    the largest share of its terms (codes weigh double), then the better rank."""
+    the largest share of its terms (codes weigh double; a term present only in meaning counts
+    :data:`MEANING_SHARE`), then the better rank."""
     terms = content_terms(question)
     items = list(ledger)
     haystacks = [set(content_terms(f"{item.header}\n{item.text}")) for item in items]
@@ -69,11 +91,31 @@ def coverage(question: str, ledger: Ledger) -> Coverage:
     best: tuple[tuple[bool, float, int], Evidence | None, list[str]] = ((False, 0.0, 0), None, terms)
     for item, haystack in zip(items, haystacks, strict=True):
         uncovered = [t for t in terms if t not in haystack]
-        score = 1 - sum(weights[t] for t in uncovered) / total if terms else 0.0
+        missing = sum(weights[t] for t in uncovered)
+        if uncovered and terms and 1 - missing / total < COVERED <= 1 - (1 - MEANING_SHARE) * missing / total:
+            meant = _meant(question, uncovered, item)
+            uncovered = [t for t in uncovered if t not in meant]
+            missing -= MEANING_SHARE * sum(weights[t] for t in meant)
+        score = 1 - missing / total if terms else 0.0
         key = (not any(identifier_like(t) for t in uncovered), score, -item.rank)
         if best[1] is None or key > best[0]:
             best = (key, item, uncovered)
     return Coverage(question, best[1], best[0][1], best[2])
+
+
+def _meant(question: str, terms: list[str], item: Evidence) -> set[str]:
+    """The question ``terms`` (not codes, not Chinese) that a word of ``item``'s best sentence means nearly the
+    same as. The best sentence is the one holding most of the question's terms: meaning fills a gap in a
+    sentence that says most of the rest, not across unrelated sentences of a long item."""
+    words = {term: word for term, word in zip(terms, original_words(question, terms), strict=True)
+             if not identifier_like(term) and not is_cjk(term)}
+    asked = set(content_terms(question))
+    best = max(sentences(item.text, headings=False) or [item.text],
+               key=lambda sentence: len(asked & set(content_terms(sentence))))
+    vocabulary = list(dict.fromkeys(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z\-]+", best)
+                                    if len(w) > 2 and w.lower() not in STOPWORDS))
+    meant = matched_words(list(words.values()), vocabulary)
+    return {term for term, word in words.items() if word in meant}
 
 
 @dataclass(frozen=True)
@@ -99,20 +141,23 @@ def chain_quotes(question: str, ledger: Ledger, limit: int = 3) -> list[Quote]:
 
 
 def best_quotes(question: str, ledger: Ledger, exclude: set[str] = frozenset(), limit: int = 2,  # type: ignore[assignment]
-                spread: bool = False) -> list[Quote]:
+                spread: bool = False, extreme_only: bool = False) -> list[Quote]:
     """Up to ``limit`` sentences that answer ``question``, best first, none of them in ``exclude``.
 
-    With ``spread``, every candidate is returned in score order (for :func:`chain_quotes`).
+    With ``spread``, every candidate is returned in score order (for :func:`chain_quotes`); with
+    ``extreme_only``, only the extreme table row a "most …" question asks for, if any.
 
     A sentence scores by the question's terms it contains (codes and model names count
     double, other terms added in parentheses for context count half, terms only in its section
-    heading a quarter) and the question's numbers it repeats. A second sentence is added
-    only when the first leaves most of the question's own terms uncovered.
+    heading a quarter), the question's numbers it repeats, and :data:`MEANING_WEIGHT` times its
+    similarity in meaning to the question. A second sentence is added when the first leaves
+    most of the question's own terms uncovered and it covers some of them, or when it comes
+    from the same evidence item as the first and covers a term the first does not.
     """
     main, context = _weighted_terms(question)
     wanted_numbers = set(numbers(question))
     kind = answer_kind(question)
-    candidates: list[tuple[Quote, set[str]]] = []
+    scored: list[tuple[Quote, set[str], bool]] = []
     named = [i.lower() for i in identifiers(question)]
     for item in ledger:
         section = set(content_terms(str(item.citation.get("section", ""))))
@@ -132,22 +177,32 @@ def best_quotes(question: str, ledger: Ledger, exclude: set[str] = frozenset(), 
             score += 2.5 * len(wanted_numbers & set(numbers(sentence))) + _answer_shape(kind, sentence)
             score += about - 2.0 * len(_rival_names(named, sentence)) - 0.05 * item.rank
             score -= 1.0 if _ABOUT_THE_PAGE.search(sentence) or _SEE_ALSO.search(sentence) else 0.0
-            if hits or context_hits:
-                candidates.append((Quote(sentence, item, score), hits | {t for t in main if t in section}))
+            scored.append((Quote(sentence, item, score), hits | {t for t in main if t in section},
+                           bool(hits or context_hits)))
+    meanings = similarity(question, [quote.sentence for quote, _, _ in scored])
+    candidates = [(Quote(quote.sentence, quote.evidence, quote.score + MEANING_WEIGHT * meaning), hits)
+                  for (quote, hits, shares), meaning in zip(scored, meanings, strict=True)
+                  if shares or meaning >= MEANING_CANDIDATE]
     candidates.sort(key=lambda pair: -pair[0].score)
+    extreme = extreme_row(question, [(quote.sentence, quote.evidence) for quote, _ in candidates])
+    if extreme is not None:
+        candidates.insert(0, candidates.pop(extreme))
+    if extreme_only:
+        return [candidates[0][0]] if extreme is not None else []
     if spread:
         return [quote for quote, _ in candidates][:limit]
     if not candidates:
         return []
     first, covered = candidates[0]
     chosen = [first]
-    if len(covered) < COVERED * len(main):
-        for quote, hits in candidates[1:]:
-            if len(chosen) == limit:
-                break
-            if hits - covered and quote.sentence != first.sentence:
-                chosen.append(quote)
-                covered |= hits
+    most_uncovered = len(covered) < COVERED * len(main)
+    for quote, hits in candidates[1:]:
+        if len(chosen) == limit:
+            break
+        same_item = quote.evidence.citation_id == first.evidence.citation_id
+        if hits - covered and quote.sentence != first.sentence and (most_uncovered or same_item):
+            chosen.append(quote)
+            covered |= hits
     return chosen
 
 

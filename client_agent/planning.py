@@ -2,14 +2,19 @@
 
 All of it is deterministic string work, documented so a reader can predict it:
 
-- :func:`arithmetic` finds a plain calculation ("what is 1024 / 32") and computes it exactly
-  with a whitelist of operators — no retrieval is needed for that.
 - :func:`about_the_knowledge` decides whether a question could be answered from the
   knowledge base at all: it must share vocabulary with some corpus's description or the
-  database schema, or name a code or model (``X9``) that only a search can rule out.
-  Anything else is general knowledge, which the offline mode declines honestly — unless a
-  corpus says it holds general knowledge (its description mentions an encyclopedia or
-  general-knowledge questions), in which case every question is searched.
+  database schema, be close in meaning to a sentence of a description
+  (:data:`DESCRIPTION_MEANING`, by :mod:`client_agent.meaning`: "time off" for a corpus of
+  leave rules), or name a code or model (``X9``) that only a search can rule out. Anything
+  else is general knowledge, which the offline mode declines honestly — unless a corpus says
+  it holds general knowledge (its description mentions an encyclopedia or general-knowledge
+  questions), in which case every question is searched.
+- :func:`undescribed` names the corpora whose description says nothing about their topics
+  (a folder indexed without ``corpus.toml``): a description cannot rule a question out for
+  them, so the back-end searches them and lets the results decide.
+- :func:`database_tables` and :func:`about_records` tell questions about records ("how many
+  refunds…") from questions about what documents say.
 - :func:`split_question` splits a multi-part question into sub-questions and gives later
   parts that say "it" or "that" the subject of the first part.
 - :func:`resolve_follow_up` does the same across turns of a chat.
@@ -19,21 +24,14 @@ All of it is deterministic string work, documented so a reader can predict it:
 
 from __future__ import annotations
 
-import ast
 import json
-import operator
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from client_agent.connection import Catalog, CorpusSummary
+from client_agent.meaning import best_similarity
 from client_agent.text import content_terms, identifiers, sentences
 
-_CALCULATION = re.compile(r"[-+(]*\d[\d.,]*(?:\s*(?:\*\*|[-+*/×÷^%])\s*[-+(]*\d[\d.,]*\)*)+")
-_OPERATORS: dict[type[ast.AST], Callable[..., float]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.Pow: operator.pow, ast.Mod: operator.mod, ast.USub: operator.neg, ast.UAdd: operator.pos,
-}
 _QUESTION_WORD = r"(?:what|how|when|who|whom|which|where|why|is|are|do|does|did|can|could|must|should|will|would)\b"
 _NOT_RELATIVE = r"(?:what|how|why)\b"
 _PART_BREAK = re.compile(
@@ -50,8 +48,24 @@ _CAUSAL = re.compile(r"\b(why|cause[sd]?|root cause|reason|what happened|how com
 _COUNT = re.compile(r"\bhow many ((?:[a-z]+ ){0,2}?[a-z]+?)\s+(?:were|are|did|have|has|do|does|was|is)\b", re.IGNORECASE)
 _GENERAL_KNOWLEDGE = re.compile(r"\bencyclop(?:a)?edi|\bgeneral[- ]knowledge\b", re.IGNORECASE)
 _CURRENT_PRICE = re.compile(r"\b(?:current|latest|today's) price\b", re.IGNORECASE)
+_RECORDS = re.compile(
+    r"\bhow many\b.*\b(?:were|are|did|have|has|was|is)\b|\b(?:total|sum|average|count|number) of\b|\b(?:list|show) "
+    r"(?:all|every)\b|\b(?:which|what) (?:customers?|employees?|orders?|tickets?|refunds?|products?)\b"
+    r"|\b(?:current|latest|today's) price\b",
+    re.IGNORECASE,
+)
+"""Shapes of questions about records: counts, sums and averages, lists, or a record's current value."""
+_GENERIC_DESCRIPTION = frozenset(content_terms(
+    "documents document files local folder folders indexed index ad hoc without corpus corpora toml so what they "
+    "cover covers covered described describes description search searched it when question questions may might "
+    "concern concerns those and no better better-described fits fit use notes"))
+"""Words a description uses about itself rather than about a topic (the server's text for an ad-hoc folder)."""
+DESCRIPTION_MEANING = 0.2
+"""Cosine similarity from which a question counts as close in meaning to a description sentence. On the
+bundled descriptions general-knowledge questions ("What is the capital of France?", "Who wrote Hamlet?",
+"How do I bake bread?") stay below 0.13, questions in other words than the descriptions' ("How much
+notice do I need to give before taking time off?") reach 0.29."""
 CLEAR_WINNER = 1.5
-MAX_POWER = 64
 
 
 @dataclass(frozen=True)
@@ -60,54 +74,35 @@ class SubQuestion:
     corpus: str | None
 
 
-def arithmetic(question: str) -> tuple[str, float] | None:
-    """The calculation in ``question`` and its value, when the question is just a calculation."""
-    match = _CALCULATION.search(question)
-    if match is None:
-        return None
-    rest = (question[: match.start()] + question[match.end() :]).lower()
-    if content_terms(re.sub(r"\b(what|is|calculate|compute|equals?|result|of)\b", " ", rest)):
-        return None
-    expression = match.group(0).strip()
-    source = expression.replace("×", "*").replace("÷", "/").replace("^", "**").replace(",", "")
-    try:
-        value = _evaluate(ast.parse(source, mode="eval").body)
-    except (SyntaxError, ValueError, ZeroDivisionError, OverflowError):
-        return None
-    return expression, value
-
-
-def _evaluate(node: ast.AST) -> float:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
-        return float(node.value)
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-        left, right = _evaluate(node.left), _evaluate(node.right)
-        if isinstance(node.op, ast.Pow) and abs(right) > MAX_POWER:
-            raise ValueError("exponent too large")
-        return _OPERATORS[type(node.op)](left, right)
-    if isinstance(node, ast.UnaryOp) and type(node.op) in _OPERATORS:
-        return _OPERATORS[type(node.op)](_evaluate(node.operand))
-    raise ValueError("not arithmetic")
-
-
-def format_number(value: float) -> str:
-    return str(int(value)) if value == int(value) and abs(value) < 1e15 else f"{value:.6g}"
-
-
 def is_causal(question: str) -> bool:
     """True for "why did X happen" questions, whose answer usually spans several documents."""
     return bool(_CAUSAL.search(question))
 
 
 def about_the_knowledge(question: str, catalog: Catalog) -> bool:
-    """Whether searching could answer ``question``: shared vocabulary with the catalog, a named code,
-    or a corpus of general knowledge."""
+    """Whether searching could answer ``question``: shared vocabulary with the catalog, closeness in
+    meaning to a description, a named code, or a corpus of general knowledge."""
     if identifiers(question) or any(_GENERAL_KNOWLEDGE.search(_positive_description(c)) for c in catalog.corpora):
         return True
     vocabulary = set(content_terms(catalog.sql_schema))
     for corpus in catalog.corpora:
         vocabulary |= set(content_terms(corpus.name + " " + _positive_description(corpus)))
-    return bool(set(content_terms(question)) & vocabulary)
+    if set(content_terms(question)) & vocabulary:
+        return True
+    described = [s for c in catalog.corpora if c.name not in undescribed(catalog)
+                 for s in sentences(_positive_description(c))]
+    return best_similarity(question, described) >= DESCRIPTION_MEANING
+
+
+def undescribed(catalog: Catalog) -> list[str]:
+    """The corpora whose description names no topic of theirs (only generic words and the corpus's name)."""
+    return [c.name for c in catalog.corpora
+            if not set(content_terms(_positive_description(c))) - _GENERIC_DESCRIPTION - set(content_terms(c.name))]
+
+
+def about_records(question: str) -> bool:
+    """Whether ``question`` asks about database records (a count, sum, list or current value), not documents."""
+    return bool(_RECORDS.search(question))
 
 
 def database_tables(question: str, catalog: Catalog) -> list[str]:

@@ -24,7 +24,8 @@ from mcp_server.indexing.cli import corpus, say_waiting
 from mcp_server.indexing.configured import configured_names
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.indexing.ingest import IngestReport, ingest
-from mcp_server.models import Hit, SearchFilters
+from mcp_server.indexing.run_report import load_run_report
+from mcp_server.models import Hit, SearchFilters, describe_location
 from mcp_server.progress import stderr_progress
 from mcp_server.retrieval.retriever import Retriever
 from mcp_server.settings import Settings
@@ -48,7 +49,7 @@ def main(ctx: click.Context, data_dir: Path | None) -> None:
 
 def print_ingest_report(report: IngestReport) -> None:
     for line in report.lines():
-        stderr.print(line, highlight=False)
+        stderr.print(line, highlight=False, markup=False)
 
 
 def print_database_report(settings: Settings) -> None:
@@ -92,9 +93,11 @@ def open_retriever(settings: Settings) -> Retriever:
 @main.command("ingest")
 @click.argument("targets", nargs=-1)
 @click.option("--rebuild", is_flag=True, help="Start a fresh index (needed after changing the embedding model).")
+@click.option("--strict", is_flag=True,
+              help="Exit with status 1 when any file was skipped (for CI); the index is still updated.")
 @click.pass_obj
 @handle_errors
-def ingest_command(settings: Settings, targets: tuple[str, ...], rebuild: bool) -> None:
+def ingest_command(settings: Settings, targets: tuple[str, ...], rebuild: bool, strict: bool) -> None:
     """Build or update the index from corpus folders, and the demo database.
 
     TARGETS are corpus folders or names of known corpora; with none, every configured
@@ -102,7 +105,8 @@ def ingest_command(settings: Settings, targets: tuple[str, ...], rebuild: bool) 
     Unchanged documents cost nothing. Only configured corpora are served, and --rebuild
     keeps only those. A database built from sources (the demo database, or a folder in
     RAGMCP_DATABASE) is rebuilt when they changed. Another ingestion running on the data
-    dir is waited for.
+    dir is waited for. A file that cannot be indexed is skipped with a line saying why;
+    the rest is indexed.
     """
     with stderr_progress(stderr) as progress:
         report = ingest(settings, targets, rebuild=rebuild, progress=progress, on_wait=say_waiting)
@@ -116,6 +120,9 @@ def ingest_command(settings: Settings, targets: tuple[str, ...], rebuild: bool) 
                 highlight=False,
             )
     print_database_report(settings)
+    skipped = sum(len(c.skipped) for c in report.corpora)
+    if strict and skipped:
+        raise click.ClickException(f"{skipped} files skipped (--strict); fix or remove them, or exclude their suffixes")
 
 
 def _filters(category: str | None, tags: tuple[str, ...], since: date | None, until: date | None, prefix: str | None) -> SearchFilters:
@@ -129,7 +136,8 @@ def _print_hits(hits: list[Hit]) -> None:
         c = hit.citation
         click.echo(f"[{c.id}]  {hit.retriever} score {hit.score:.4f}")
         location = c.section if c.section.startswith(c.title) else " > ".join(filter(None, [c.title, c.section]))
-        click.echo(f"  {location} — {c.source} (chars {c.char_start}-{c.char_end})")
+        where = ", ".join(filter(None, [f"chars {c.char_start}-{c.char_end}", c.location()]))
+        click.echo(f"  {location} — {c.source} ({where})")
         body = " ".join(hit.text.split())
         click.echo(textwrap.indent(textwrap.fill(textwrap.shorten(body, 600, placeholder=" …"), 100), "  "))
         click.echo()
@@ -200,7 +208,9 @@ def doc(settings: Settings, ref: str, corpus: str | None, chunk: int | None, win
         return
     click.echo(f"{view.corpus}:{view.doc_id} — {view.title} ({view.source})")
     for span in view.chunks:
-        click.echo(f"  [{span.citation_id}] chars {span.char_start}-{span.char_end} {span.section}")
+        where = describe_location(span.page, span.page_end, view.page_kind, span.line_start, span.line_end)
+        chars = ", ".join(filter(None, [f"chars {span.char_start}-{span.char_end}", where]))
+        click.echo(f"  [{span.citation_id}] {chars} {span.section}")
     click.echo()
     click.echo(view.text)
 
@@ -252,6 +262,7 @@ def status(settings: Settings, as_json: bool) -> None:
             click.echo(json.dumps({"index": str(settings.index_dir), "built": False, "database": database}))
             return
         raise click.ClickException(str(e)) from e
+    last_ingest = load_run_report(settings.data_dir)
     try:
         corpora = retriever.corpora()
         manifest = retriever.manifest
@@ -260,6 +271,7 @@ def status(settings: Settings, as_json: bool) -> None:
             "created": manifest.created, "embedding_model": manifest.embedding_model,
             "dimension": manifest.dimension, "documents": manifest.documents, "chunks": manifest.chunks,
             "corpora": [c.model_dump() for c in corpora], "not_configured": retriever.unserved, "database": database,
+            "last_ingest": last_ingest,
         }
     finally:
         retriever.close()
@@ -273,6 +285,7 @@ def status(settings: Settings, as_json: bool) -> None:
         click.echo(f"  {c.name}: {c.documents} documents, {c.chunks} chunks — {textwrap.shorten(c.description, 90)}")
     if retriever.unserved:
         click.echo(f"  not configured, not served: {', '.join(retriever.unserved)} (ragmcp corpus remove NAME)")
+    _echo_last_ingest(last_ingest)
     if database["path"] is None:
         click.echo("database: none configured (RAGMCP_DATABASE)")
         return
@@ -282,6 +295,17 @@ def status(settings: Settings, as_json: bool) -> None:
     click.echo(f"database: {database['path']}")
     for table in database["tables"]:
         click.echo(f"  {table['name']}: {table['rows']} rows")
+
+
+def _echo_last_ingest(run: dict[str, Any] | None) -> None:
+    """The last ingestion run: when it finished and every file it skipped, with the reason."""
+    if run is None:
+        return
+    lines = [line for corpus in run.get("corpora", []) for line in corpus.get("lines", [])]
+    skipped = sum(len(corpus.get("skipped", [])) for corpus in run.get("corpora", []))
+    click.echo(f"last ingest: {run.get('finished')}, {skipped} files skipped" + (":" if lines else ""))
+    for line in lines:
+        click.echo(f"  {line}")
 
 
 @main.command()

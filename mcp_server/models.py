@@ -13,11 +13,38 @@ from pydantic import BaseModel, Field
 
 Retriever = Literal["vector", "keyword", "hybrid"]
 SqlValue = str | int | float | None
+PageKind = Literal["page", "slide", "sheet"]
+"""What a citation's ``page`` counts: PDF pages and slides by number from 1, spreadsheet sheets by name."""
 
 
 def citation_id(corpus: str, doc_id: str, chunk: int) -> str:
     """The citation id of one chunk: ``<corpus>:<doc_id>#<chunk>``."""
     return f"{corpus}:{doc_id}#{chunk}"
+
+
+LOCATION_FIELDS = ("page", "page_end", "page_kind", "line_start", "line_end")
+"""The citation record's fields that place a chunk in its source, in :func:`describe_location`'s order."""
+
+
+def describe_location(
+    page: object, page_end: object, page_kind: object, line_start: object, line_end: object
+) -> str:
+    """A citation's place in its source as a reader checks it: 'p. 12', 'pp. 3–4', 'slide 4',
+    'sheet Budget, rows 2–9', 'lines 10–24'; '' when the source has neither pages nor lines.
+
+    Takes the citation record's fields (from a :class:`Citation` or its JSON form).
+    """
+    parts = []
+    if page is not None:
+        singular, plural = {"slide": ("slide ", "slides "), "sheet": ("sheet ", "sheets ")}.get(
+            str(page_kind), ("p. ", "pp. ")
+        )
+        parts.append(f"{plural}{page}–{page_end}" if page_end is not None else f"{singular}{page}")
+    if line_start is not None:
+        unit = "row" if page_kind == "sheet" else "line"
+        last = line_end if line_end is not None else line_start
+        parts.append(f"{unit}s {line_start}–{last}" if last != line_start else f"{unit} {line_start}")
+    return ", ".join(parts)
 
 
 class Citation(BaseModel):
@@ -34,6 +61,25 @@ class Citation(BaseModel):
     char_end: int = Field(description="Offset one past the chunk's last character in the document text.")
     updated: date | None = Field(default=None, description="The document's date, when known.")
     url: str | None = Field(default=None, description="The document's original URL, when known.")
+    page: int | str | None = Field(
+        default=None,
+        description="Where the chunk starts, for paged sources: the PDF page or slide number (from 1), or the "
+        "spreadsheet's sheet name; page_kind says which.",
+    )
+    page_end: int | str | None = Field(
+        default=None, description="The page, slide or sheet where the chunk ends, when it runs past `page`."
+    )
+    page_kind: PageKind | None = Field(default=None, description="What `page` counts: page, slide or sheet.")
+    line_start: int | None = Field(
+        default=None,
+        description="First line of the chunk in the source file (from 1), for text formats and CSV; "
+        "a row number in a spreadsheet sheet.",
+    )
+    line_end: int | None = Field(default=None, description="Last line (or row) of the chunk in the source file.")
+
+    def location(self) -> str:
+        """'p. 12', 'slide 4', 'sheet Budget, rows 2–9', 'lines 10–24', or '' (see :func:`describe_location`)."""
+        return describe_location(self.page, self.page_end, self.page_kind, self.line_start, self.line_end)
 
 
 class Hit(BaseModel):
@@ -62,13 +108,17 @@ class SearchFilters(BaseModel):
 
 
 class ChunkSpan(BaseModel):
-    """One chunk in a document's chunk map."""
+    """One chunk in a document's chunk map, with its page and lines where the source has them."""
 
     chunk: int
     citation_id: str
     section: str
     char_start: int
     char_end: int
+    page: int | str | None = None
+    page_end: int | str | None = None
+    line_start: int | None = None
+    line_end: int | None = None
 
 
 class DocumentView(BaseModel):
@@ -82,6 +132,9 @@ class DocumentView(BaseModel):
     tags: list[str] = Field(default_factory=list)
     updated: date | None = None
     url: str | None = None
+    page_kind: PageKind | None = Field(
+        default=None, description="What the chunks' `page` counts: page, slide or sheet."
+    )
     text: str = Field(description="The document text the chunk offsets refer to (or the requested window of it).")
     text_offset: int = Field(default=0, description="Offset of `text` in the full document text.")
     char_count: int = Field(description="Length of the full document text.")

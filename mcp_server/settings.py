@@ -150,6 +150,17 @@ class Settings(BaseSettings):
     audit_max_bytes: int = Field(default=10_485_760, ge=10_000, description="Size at which the audit log rotates.")
     audit_backups: int = Field(default=5, ge=1, description="Rotated audit logs kept (audit.jsonl.1, .2, ...).")
 
+    # Ingestion limits: what one file may cost. 50 MB admits slide decks and scanned-looking PDFs full of
+    # pictures (their text is small); a text file that large would be cut off by the chunk cap anyway.
+    max_file_mb: float = Field(
+        default=50.0, gt=0, description="Files larger than this many megabytes are skipped (and reported)."
+    )
+    max_document_chunks: int = Field(
+        default=5_000, ge=1,
+        description="A file that would make more chunks than this (about 1.1M tokens, a 3,000-page book at the "
+        "default chunk size) is skipped (and reported).",
+    )
+
     @field_validator("corpora", mode="before")
     @classmethod
     def _split_paths(cls, value: Any) -> Any:

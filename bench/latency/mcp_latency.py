@@ -173,6 +173,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         http.terminate()
         http.wait()
 
+    if args.rounds == 0:
+        return report
     log(f"vector_search beside chroma-mcp over stdio, {args.rounds} alternating rounds "
         "(same collection and embedding; chroma-mcp with the mcp 1.x client it speaks)")
     chroma_dir = str(generation / "chroma")
@@ -220,19 +222,21 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=BENCH_DATA / "scifact")
     parser.add_argument("--index", type=Path, default=CACHE / "scifact")
     parser.add_argument("--calls", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=5, help="alternating vector_search / chroma-mcp rounds")
+    parser.add_argument("--rounds", type=int, default=5, help="alternating vector_search / chroma-mcp rounds (0: none)")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "latency" / "results.json")
     args = parser.parse_args()
     report = anyio.run(run, args)
     args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
-    paired = report["vector_vs_chroma_mcp"]
-    chroma = paired["chroma_mcp_query_stdio"]
     print(f"| tool ({report['calls_per_tool']} calls each) | stdio p50 / p95 / p99 (ms) | HTTP p50 / p95 / p99 (ms) |")
     print("|---|---|---|")
     for tool, stats in report["stdio"].items():
         h = report["http"][tool]
         print(f"| {tool} | {stats['p50_ms']} / {stats['p95_ms']} / {stats['p99_ms']} | {h['p50_ms']} / {h['p95_ms']} / {h['p99_ms']} |")
+    if "vector_vs_chroma_mcp" not in report:
+        return
+    paired = report["vector_vs_chroma_mcp"]
+    chroma = paired["chroma_mcp_query_stdio"]
     ours = paired["vector_search_stdio"]
     print(f"\n| {len(paired['rounds'])} alternating rounds of {report['calls_per_tool']} calls | stdio p50 / p95 / p99 (ms) |")
     print("|---|---|")

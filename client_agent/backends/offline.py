@@ -2,21 +2,31 @@
 
 It is the default when no API key is set, and a real baseline rather than a fake of Claude:
 
-- **Decide.** Arithmetic is computed (:func:`~client_agent.planning.arithmetic`); a question
-  that shares no vocabulary with the corpora or the database is declined as general
-  knowledge; anything else is split into sub-questions, each routed to the corpus whose
-  description matches it clearly (or to all corpora) and searched with ``hybrid_search``.
+- **Decide.** Arithmetic, in symbols or words, is computed
+  (:func:`~client_agent.calculation.arithmetic`); a question that shares neither vocabulary
+  nor meaning with the corpus descriptions or the database is declined as general knowledge
+  without a search — unless some corpus has no description to rule it out (a folder indexed
+  without ``corpus.toml``): then those corpora are searched, and the results decide (nothing
+  there covers the question: declined as general knowledge, saying what was searched).
+  Anything else is split into sub-questions, each routed to the corpus whose description
+  matches it clearly (or to all corpora) and searched with ``hybrid_search``.
   A one-part question that compares two names also searches each name, and one whose first
   results are about something it names but leave words uncovered follows the names those
   results mention (:mod:`client_agent.multihop`).
 - **Reflect.** Each sub-question is covered when one evidence item holds most of its content
   terms and every code or model name it mentions (:func:`~client_agent.extractive.coverage`).
-  For what is not covered it proposes broader searches (all corpora, then semantic search,
-  then the codes alone); for "why" questions it also follows ticket and change codes the
+  For what is not covered it first restates the sub-question in the documents' own name for
+  what it describes, when a definition in the evidence allows ("help-desk software" →
+  "Service Cloud", :mod:`client_agent.aliases`), then proposes broader searches (all
+  corpora, then semantic search, then the codes alone); for "why" questions it also follows ticket and change codes the
   evidence mentions, since causes tend to span documents.
 - **Answer.** For each covered sub-question, the best one or two sentences of the evidence,
-  verbatim, each with its citation; for each uncovered one, what could not be found (and the
-  database tables that may hold it, since this mode does not write SQL). Conflicting sources
+  verbatim, each with its citation — or, when the question gives its own amount and the
+  evidence states tiers ("after 1 year … after 5 years …"), the tier that amount falls in,
+  saying so (:mod:`client_agent.tiers`), or for a "how do I" question the numbered steps that
+  answer it (:mod:`client_agent.shapes`); for each uncovered one, what could not be found
+  (and, when the question is about records, the database tables that may hold it, since this
+  mode does not write SQL). Conflicting sources
   are quoted side by side with the newer one named. A multi-hop question is answered by the
   best sentence of each document of its chain (:func:`~client_agent.multihop.best_chain`).
 """
@@ -27,7 +37,9 @@ import json
 import re
 from typing import Any
 
+from client_agent import aliases, shapes, tiers
 from client_agent.backends.base import AnswerState, Decision, Observation, Reply, RunView, ToolRequest
+from client_agent.calculation import arithmetic, format_number
 from client_agent.citations import check_answer, enforce
 from client_agent.conflicts import find_conflicts
 from client_agent.connection import Catalog
@@ -37,8 +49,8 @@ from client_agent.extractive import (
 )
 from client_agent.multihop import Document, HopPlan
 from client_agent.planning import (
-    SubQuestion, about_the_knowledge, arithmetic, database_tables, format_number, is_causal, resolve_follow_up,
-    route, split_question,
+    SubQuestion, about_records, about_the_knowledge, database_tables, is_causal, resolve_follow_up, route,
+    split_question, undescribed,
 )
 from client_agent.text import content_terms, identifiers, original_words, sentences
 
@@ -64,6 +76,10 @@ class OfflineBackend:
         self._expanded = False
         self._symptoms: list[str] = []
         self._hops: HopPlan | None = None
+        self._renamed: set[str] = set()
+        """Sub-questions already restated in the documents' names (:mod:`client_agent.aliases`)."""
+        self._probing: list[str] = []
+        """Undescribed corpora searched to decide whether the question is about them at all."""
         self._ids = 0
 
     async def decide(self, view: RunView) -> Decision:
@@ -83,13 +99,21 @@ class OfflineBackend:
     async def reflect(self, view: RunView, retry_feedback: str | None = None) -> Reply:
         assert self._plan is not None, "reflect() before decide()"
         gaps = [(sub, c) for sub in self._plan if not (c := coverage(sub.text, view.ledger)).covered]
-        requests = [r for sub, c in gaps if (r := self._broader_search(sub, c)) is not None]
+        if self._probing and len(gaps) == len(self._plan):
+            self._next = []  # nothing in the undescribed corpora is about it: general knowledge, searched once
+            return Reply(json.dumps({"sufficient": False, "next_queries": [],
+                                     "missing": [f"{c.question}: nothing in {', '.join(self._probing)} is about it"
+                                                 for _, c in gaps]}))
+        self._probing = []
+        requests = [r for sub, c in gaps if (r := self._renamed_search(sub, c, view) or self._broader_search(sub, c))]
         if self._hops is not None:
             bridges = self._hops.next_queries(view.ledger)
             if self._hops.active:  # the hops are this question's wider search
                 requests = [self._request("hybrid_search", query, self._plan[0].corpus) for query in bridges]
         if is_causal(self._question) and not requests:
             requests = self._trace_the_cause(view)
+        if not requests and not gaps and len(self._plan) == 1:
+            requests = self._read_the_table(self._plan[0], view)
         self._next = requests
         verdict = {
             "sufficient": not gaps and not requests,
@@ -121,6 +145,16 @@ class OfflineBackend:
                     for name in self._symptoms]
         return []
 
+    def _read_the_table(self, sub: SubQuestion, view: RunView) -> list[ToolRequest]:
+        """For "the most expensive …" questions whose table no hit holds: read the best-covering document
+        whole, once (a table often sits in a chunk of its own that the question's words do not find)."""
+        best = coverage(sub.text, view.ledger).best
+        if not shapes.asks_extreme(sub.text) or best is None or best.doc_key in self._read or best_quotes(
+                sub.text, _of_document(best.doc_key, view.ledger), extreme_only=True):
+            return []
+        self._read.add(best.doc_key)
+        return [self._document_request(best.doc_key)]
+
     def _document_request(self, doc_key: str) -> ToolRequest:
         self._ids += 1
         return ToolRequest(f"offline-{self._ids}", "get_document", {"doc_id": doc_key})
@@ -144,21 +178,42 @@ class OfflineBackend:
             return Decision(answer=f"{expression} = {format_number(value)}.",
                             note="arithmetic: computed directly, no retrieval needed")
         if not about_the_knowledge(question, view.catalog):
-            self._plan = []
-            return Decision(answer=_decline(view.catalog), state="insufficient",
-                            note="general-knowledge question: not in the knowledge base, not retrieving")
+            self._probing = undescribed(view.catalog)
+            if not self._probing:
+                self._plan = []
+                return Decision(answer=_decline(view.catalog), state="insufficient",
+                                note="general-knowledge question: not in the knowledge base, not retrieving")
         tables = database_tables(question, view.catalog)
         if tables:
             self._plan = []
             return Decision(answer=_needs_sql(tables), state="insufficient",
                             note=f"a question for the database ({', '.join(tables)}), which this mode cannot query")
-        self._plan = [SubQuestion(part, route(part, view.catalog.corpora)) for part in split_question(question)]
+        probed = self._probing[0] if len(self._probing) == 1 else None
+        self._plan = [SubQuestion(part, probed if self._probing else route(part, view.catalog.corpora))
+                      for part in split_question(question)]
         requests = [self._request("hybrid_search", sub.text, sub.corpus) for sub in self._plan]
+        if self._probing:
+            return Decision(tool_calls=requests, note=f"no description rules it out: searching {', '.join(self._probing)}")
         if len(self._plan) == 1 and not is_causal(question):
             self._hops = HopPlan.for_question(question)
             corpus = self._plan[0].corpus
             requests += [self._request("hybrid_search", query, corpus) for query in self._hops.first_queries()]
         return Decision(tool_calls=requests, note=f"offline mode: {len(self._plan)} part(s) to look up")
+
+    def _renamed_search(self, sub: SubQuestion, gap: Coverage, view: RunView) -> ToolRequest | None:
+        """A search for ``sub`` in the documents' own name for what it describes (once per sub-question;
+        the renamed sub-question replaces it in the plan), or first a search for the words that name it."""
+        if sub.text in self._renamed:
+            return None
+        renamed = aliases.resolve(sub.text, gap.uncovered, view.ledger)
+        if renamed is None:
+            words = " ".join(aliases.uncovered_runs(sub.text, gap.uncovered))
+            unsearched = words and ("hybrid_search", words, sub.corpus) not in self._issued
+            return self._request("hybrid_search", words, sub.corpus) if unsearched else None
+        assert self._plan is not None
+        self._renamed.add(renamed)
+        self._plan[self._plan.index(sub)] = SubQuestion(renamed, None)
+        return self._request("hybrid_search", renamed, None)
 
     def _broader_search(self, sub: SubQuestion, gap: Coverage) -> ToolRequest | None:
         """The next untried, wider search for an uncovered sub-question, or None when all were tried."""
@@ -194,6 +249,11 @@ class OfflineBackend:
             if newer is not None:
                 lines.append(f"The newer source is {newer.evidence.title}, dated {newer.evidence.updated} "
                              f"[{newer.evidence.citation_id}].")
+        if self._probing:
+            return Decision(answer=_decline(view.catalog, searched=self._probing), state="insufficient")
+        shaped = self._shaped(self._question, view.ledger) if len(self._plan) == 1 else []
+        if shaped:
+            return Decision(answer="\n".join([*lines, *shaped]), state="answered")
         if self._hops is not None and self._hops.active:
             return self._chain_answer(view, lines)
         gaps = []
@@ -203,12 +263,25 @@ class OfflineBackend:
                 gaps.append(gap)
                 lines.append(_not_found(gap, view.catalog))
                 continue
+            shaped = self._shaped(sub.text, view.ledger)
+            if shaped and shaped[-1] not in lines:
+                lines.extend(shaped)
+                continue
             quotes = (chain_quotes(f"{sub.text} {' '.join(self._symptoms)}", view.ledger) if is_causal(sub.text)
                       else best_quotes(sub.text, view.ledger, exclude=used))
             used.update(q.sentence for q in quotes)
             lines.extend(q.cited() for q in quotes)
         state: AnswerState = "insufficient" if gaps else "answered"
         return Decision(answer="\n".join(lines), state=state)
+
+    @staticmethod
+    def _shaped(question: str, ledger: Ledger) -> list[str]:
+        """The answer lines of a tiered fact or a procedure's steps for ``question``, or [] when neither fits."""
+        tier = tiers.resolve(question, ledger)
+        if tier is not None:
+            return tier.lines()
+        steps = shapes.procedure(question, ledger)
+        return steps.cited() if steps is not None else []
 
     def _chain_answer(self, view: RunView, lines: list[str]) -> Decision:
         """The best sentences of each document of the chain (as for any answer: a second one when the
@@ -229,8 +302,13 @@ class OfflineBackend:
 
 def _only(document: Document, ledger: Ledger) -> Ledger:
     """A ledger of ``document``'s evidence alone."""
+    return _of_document(document.key, ledger)
+
+
+def _of_document(doc_key: str, ledger: Ledger) -> Ledger:
+    """A ledger of the evidence of the document ``doc_key`` alone."""
     alone = Ledger(ledger.token_budget)
-    alone.add(item for item in ledger if item.doc_key == document.key)
+    alone.add(item for item in ledger if item.doc_key == doc_key)
     return alone
 
 
@@ -244,7 +322,7 @@ def _opening(document: Document, ledger: Ledger) -> str:
 def _not_found(gap: Coverage, catalog: Catalog) -> str:
     missing = " or ".join(original_words(gap.question, gap.uncovered)) or "it"
     message = f"I could not find this in the knowledge base: no source mentions {missing}."
-    tables = _tables_for(gap.question, catalog)
+    tables = _tables_for(gap.question, catalog) if about_records(gap.question) else []
     return f"{message} {_needs_sql(tables)}" if tables else message
 
 
@@ -263,7 +341,14 @@ def _tables_for(question: str, catalog: Catalog) -> list[str]:
     return [t["name"] for t in tables if terms & set(content_terms(f"{t['name']} {t.get('description', '')}"))]
 
 
-def _decline(catalog: Catalog) -> str:
+def _decline(catalog: Catalog, searched: list[str] | None = None) -> str:
+    """The answer to a general-knowledge question; after a search of undescribed corpora, worded as statements
+    about the evidence (the citation check exempts those), since the run then has evidence to check against."""
+    if searched:
+        return (f"I found no source about this in {', '.join(searched)} (no description says what it holds, so I "
+                "searched it): it looks like a general-knowledge question rather than one about the knowledge base. "
+                "I could not answer it otherwise: the offline mode has no language model and only answers from the "
+                "knowledge base; set ANTHROPIC_API_KEY to ask Claude.")
     topics = ", ".join(c.name for c in catalog.corpora) or "no corpora"
     return ("This looks like a general-knowledge question rather than one about the knowledge base "
             f"(corpora: {topics}), so I did not search it. The offline mode has no language model and only "

@@ -5,7 +5,8 @@ How a text is cut:
 1. **Sections.** Markdown ATX headings (``#`` to ``######`` followed by a space, outside
    fenced code blocks) start sections. A section's label is its heading path joined with
    ``' > '``, e.g. ``'Annual leave > Entitlement'``; text before the first heading has
-   the label ``''``.
+   the label ``''``. A loader may give other headings (reStructuredText, AsciiDoc, code) and
+   page breaks, which end a section without changing its heading path.
 2. **Small sections merge forward.** A section under ``SMALL_SECTION_TOKENS`` estimated
    tokens (or under half of ``target_tokens``, if that is smaller) - typically a heading
    followed at once by a subheading - is not emitted alone: it becomes the beginning of
@@ -31,13 +32,13 @@ non-whitespace character of the text. The result depends on the text and options
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, fields
 from functools import lru_cache
 from itertools import accumulate, takewhile
 from typing import NamedTuple
 
-from mcp_server.documents.corpus import ChunkingOptions
+from mcp_server.errors import IngestError
 
 SECTION_SEPARATOR = " > "
 SMALL_SECTION_TOKENS = 40
@@ -62,6 +63,32 @@ _HEADING_RE = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*\r?")
 
 # Strength of the boundary before an atom: where a chunk would rather end.
 _CHARACTER, _WORD, _SENTENCE, _PARAGRAPH = range(4)
+
+
+@dataclass(frozen=True)
+class ChunkingOptions:
+    """How documents are cut into chunks; all sizes in estimated tokens.
+
+    ``target_tokens`` is the size a chunk aims at, ``max_tokens`` the size no chunk
+    exceeds, and ``overlap_tokens`` roughly how much text consecutive chunks of one
+    section share. Token counts come from ``chunking.estimate_tokens``.
+    """
+
+    target_tokens: int = 220
+    max_tokens: int = 300
+    overlap_tokens: int = 40
+
+    def __post_init__(self) -> None:
+        for option in fields(self):
+            value = getattr(self, option.name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise IngestError(f"Chunking option {option.name} must be a positive integer, got {value!r}.")
+        if not self.overlap_tokens < self.target_tokens <= self.max_tokens:
+            raise IngestError(
+                "Chunking options must satisfy overlap_tokens < target_tokens <= max_tokens, got "
+                f"overlap_tokens={self.overlap_tokens}, target_tokens={self.target_tokens}, "
+                f"max_tokens={self.max_tokens}."
+            )
 
 
 @dataclass(frozen=True)
@@ -98,7 +125,7 @@ def find_headings(text: str) -> list[Heading]:
     """The ATX headings of a Markdown text, in order, skipping fenced code blocks."""
     headings: list[Heading] = []
     fence: str | None = None
-    for start, line in _lines(text):
+    for start, line in lines_with_offsets(text):
         if fence is not None:
             fence = None if _closes_fence(line, fence) else fence
         elif opening := _FENCE_RE.match(line):
@@ -108,11 +135,19 @@ def find_headings(text: str) -> list[Heading]:
     return headings
 
 
-def split_into_chunks(text: str, options: ChunkingOptions) -> list[Chunk]:
-    """Cut ``text`` into heading-aware chunks (see the module docstring); ``[]`` for blank text."""
+def split_into_chunks(
+    text: str, options: ChunkingOptions, headings: Sequence[Heading] | None = None, breaks: Sequence[int] = ()
+) -> list[Chunk]:
+    """Cut ``text`` into heading-aware chunks (see the module docstring); ``[]`` for blank text.
+
+    ``headings`` (in order, each starting a line) replace the Markdown headings of ``text``
+    for texts whose sections are marked otherwise. ``breaks`` are offsets (page starts) that
+    end a section like a heading does, without changing the heading path: no chunk overlaps
+    across them, and only a small piece before one merges into what follows.
+    """
     small = min(SMALL_SECTION_TOKENS, options.target_tokens // 2)
     chunks: list[Chunk] = []
-    for section in _merge_small_sections(text, _sections(text), small):
+    for section in _merge_small_sections(text, _broken(_sections(text, headings), breaks), small):
         run = _AtomRun(list(_atoms(text, section.start, section.end, options)))
         for first, stop in _pack(run, options):
             start, end = run.span(first, stop)
@@ -136,7 +171,7 @@ def _match_tenths(match: re.Match[str]) -> int:
     return max(13, -(-10 * len(word) // 6)) if word else 10
 
 
-def _lines(text: str) -> Iterator[tuple[int, str]]:
+def lines_with_offsets(text: str) -> Iterator[tuple[int, str]]:
     """Each line of ``text`` (without its newline) with the offset where it starts."""
     start = 0
     for line in text.split("\n"):
@@ -182,9 +217,14 @@ class _Section:
         return _Section(earlier.start, self.end, self.path[:shared])
 
 
-def _sections(text: str) -> list[_Section]:
+def sections(text: str, headings: Sequence[Heading] | None = None) -> list[tuple[int, int, str]]:
+    """``(start, end, label)`` of the consecutive sections of ``text``, small ones not merged."""
+    return [(section.start, section.end, section.label) for section in _sections(text, headings)]
+
+
+def _sections(text: str, headings: Sequence[Heading] | None) -> list[_Section]:
     """Consecutive spans covering ``text``: one before the first heading, one per heading."""
-    headings = find_headings(text)
+    headings = find_headings(text) if headings is None else headings
     boundaries = [*(heading.start for heading in headings), len(text)]
     sections = [_Section(0, boundaries[0], ())] if boundaries[0] > 0 else []
     path: tuple[Heading, ...] = ()
@@ -192,6 +232,18 @@ def _sections(text: str) -> list[_Section]:
         path = (*(outer for outer in path if outer.level < heading.level), heading)
         sections.append(_Section(heading.start, end, path))
     return sections
+
+
+def _broken(sections: list[_Section], breaks: Sequence[int]) -> list[_Section]:
+    """``sections`` split at every offset of ``breaks`` inside one (the pieces keep its heading path)."""
+    pieces = []
+    for section in sections:
+        start = section.start
+        for offset in sorted(b for b in breaks if section.start < b < section.end):
+            pieces.append(_Section(start, offset, section.path))
+            start = offset
+        pieces.append(_Section(start, section.end, section.path))
+    return pieces
 
 
 def _merge_small_sections(text: str, sections: list[_Section], small_tokens: int) -> list[_Section]:

@@ -12,59 +12,45 @@ for the model that routes questions, what it holds and when to use it::
     max_tokens = 300
     overlap_tokens = 40
 
+    [documents]                # optional; which file suffixes are documents
+    include = [".log"]         # added to the default suffixes (read as plain text when no loader knows them)
+    exclude = [".json", ".py"] # removed from them
+
 A folder without ``corpus.toml`` is still a corpus: its name is the folder name made
 into a valid corpus name, and its description says it is an undescribed ad-hoc folder.
 
-Every file with a supported suffix under the folder is a document, except hidden files
-and folders (names starting with '.'), symlinks that lead outside the folder, and
-symlinked folders (never followed, so a link cannot loop or duplicate documents).
+Every file with a document suffix (:data:`SUPPORTED_SUFFIXES`, changed by ``[documents]``)
+under the folder is a document, except hidden files and folders (names starting with '.',
+counted), symlinks that lead outside the folder, loop or lead nowhere, symlinked folders
+(never followed, so a link cannot loop or duplicate documents) and files over the size
+limit - each of those reported with its reason (:func:`scan_corpus`).
 A document's ``doc_id`` is its path inside the folder without the suffix, e.g.
 ``hr/leave-policy`` for ``hr/leave-policy.md``.
 """
 
 from __future__ import annotations
 
+import errno
 import re
 import tomllib
 import unicodedata
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from mcp_server.documents.chunking import ChunkingOptions
+from mcp_server.documents.loaders import LOADERS
 from mcp_server.errors import IngestError
 
 CONFIG_FILENAME = "corpus.toml"
-SUPPORTED_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".html", ".htm", ".pdf"})
+SUPPORTED_SUFFIXES = frozenset(LOADERS)
+"""The suffixes that are documents unless a corpus' ``[documents]`` table says otherwise."""
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
-_CONFIG_KEYS = ("name", "description", "language", "chunking")
+_CONFIG_KEYS = ("name", "description", "language", "chunking", "documents")
+_DOCUMENTS_KEYS = ("include", "exclude")
+_SUFFIX_RE = re.compile(r"\.[^./\\\s]+")
 _FALLBACK_NAME = "my-corpus"
-
-
-@dataclass(frozen=True)
-class ChunkingOptions:
-    """How documents are cut into chunks; all sizes in estimated tokens.
-
-    ``target_tokens`` is the size a chunk aims at, ``max_tokens`` the size no chunk
-    exceeds, and ``overlap_tokens`` roughly how much text consecutive chunks of one
-    section share. Token counts come from ``chunking.estimate_tokens``.
-    """
-
-    target_tokens: int = 220
-    max_tokens: int = 300
-    overlap_tokens: int = 40
-
-    def __post_init__(self) -> None:
-        for option in fields(self):
-            value = getattr(self, option.name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise IngestError(f"Chunking option {option.name} must be a positive integer, got {value!r}.")
-        if not self.overlap_tokens < self.target_tokens <= self.max_tokens:
-            raise IngestError(
-                "Chunking options must satisfy overlap_tokens < target_tokens <= max_tokens, got "
-                f"overlap_tokens={self.overlap_tokens}, target_tokens={self.target_tokens}, "
-                f"max_tokens={self.max_tokens}."
-            )
 
 
 @dataclass(frozen=True)
@@ -76,6 +62,8 @@ class CorpusConfig:
     language: str | None
     root: Path
     chunking: ChunkingOptions
+    suffixes: frozenset[str] = SUPPORTED_SUFFIXES
+    """The file suffixes (lowercase, with the dot) that are documents of this corpus."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +77,23 @@ class SourceFile:
     doc_id: str
     path: Path
     relpath: str
+
+
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file (or link, or folder) left out of the index: ``source`` inside the corpus, and why and what to do."""
+
+    source: str
+    reason: str
+
+
+@dataclass
+class CorpusScan:
+    """What :func:`scan_corpus` found: documents, skipped entries and hidden entries (paths inside the corpus)."""
+
+    files: list[SourceFile] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)
 
 
 def load_corpus_config(root: Path) -> CorpusConfig:
@@ -114,6 +119,7 @@ def load_corpus_config(root: Path) -> CorpusConfig:
         language=_optional_text(table, "language", config_path),
         root=root,
         chunking=_chunking_options(chunking, config_path),
+        suffixes=_suffixes(table.get("documents", {}), config_path),
     )
 
 
@@ -128,15 +134,40 @@ def slugify_name(text: str) -> str:
 
 
 def discover_documents(config: CorpusConfig) -> list[SourceFile]:
-    """All document files of a corpus, sorted by their path inside it.
+    """All document files of a corpus, sorted by their path inside it (see :func:`scan_corpus`)."""
+    return scan_corpus(config).files
 
-    :raises IngestError: a folder cannot be listed, or two files map to the same doc_id
-        (e.g. ``a.md`` and ``a.txt``).
+
+def scan_corpus(config: CorpusConfig, max_file_bytes: int | None = None) -> CorpusScan:
+    """The document files of a corpus, sorted by path, and the entries skipped with their reasons.
+
+    Skipped: symlinks that leave the folder, loop or lead nowhere; symlinked folders;
+    files over ``max_file_bytes``; a second file mapping to a doc_id already taken
+    (``a.md`` and ``a.txt``). Hidden entries are counted, not looked into.
+
+    :raises IngestError: the corpus folder itself cannot be listed.
     """
     root = config.root.resolve()
-    documents = sorted((_source_file(root, path) for path in _walk(root, root)), key=lambda doc: doc.relpath)
-    _reject_duplicate_doc_ids(documents)
-    return documents
+    scan = CorpusScan()
+    found = sorted(_walk(root, root, config.suffixes, scan), key=lambda path: path.relative_to(root).as_posix())
+    seen: dict[str, SourceFile] = {}
+    for path in found:
+        source = _source_file(root, path)
+        first = seen.setdefault(source.doc_id, source)
+        if first is not source:
+            scan.skipped.append(SkippedFile(source.relpath, f"same doc_id as {first.relpath}; rename one of them"))
+        elif max_file_bytes is not None and (size := _size(path)) > max_file_bytes:
+            scan.skipped.append(
+                SkippedFile(
+                    source.relpath,
+                    f"{size / 1_048_576:.1f} MB, over the size limit of {max_file_bytes / 1_048_576:g} MB; "
+                    "raise RAGMCP_MAX_FILE_MB or split the file",
+                )
+            )
+        else:
+            scan.files.append(source)
+    scan.skipped.sort(key=lambda skipped: skipped.source)
+    return scan
 
 
 def _resolve_folder(root: Path) -> Path:
@@ -212,43 +243,87 @@ def _chunking_options(table: Mapping[str, object], where: Path) -> ChunkingOptio
         raise IngestError(f"{where}: {error}") from error
 
 
-def _walk(directory: Path, root: Path) -> Iterator[Path]:
-    """Document files under ``directory``: no hidden entries, no links leaving ``root``."""
+def _suffixes(table: object, where: Path) -> frozenset[str]:
+    """The default document suffixes with ``[documents]``' ``include`` added and ``exclude`` removed."""
+    if not isinstance(table, dict):
+        raise IngestError(f"{where}: 'documents' must be a table ([documents]), got {table!r}.")
+    _reject_unknown_keys(table, _DOCUMENTS_KEYS, where)
+    lists = {key: table.get(key, []) for key in _DOCUMENTS_KEYS}
+    for key, value in lists.items():
+        if not isinstance(value, list) or not all(isinstance(s, str) and _SUFFIX_RE.fullmatch(s) for s in value):
+            raise IngestError(
+                f'{where}: [documents] {key} must be a list of file suffixes with their dot, e.g. {key} = [".log"], '
+                f"got {value!r}."
+            )
+    include = {suffix.lower() for suffix in lists["include"]}
+    exclude = {suffix.lower() for suffix in lists["exclude"]}
+    return frozenset((SUPPORTED_SUFFIXES | include) - exclude)
+
+
+def _walk(directory: Path, root: Path, suffixes: frozenset[str], scan: CorpusScan) -> Iterator[Path]:
+    """Document files under ``directory``; hidden entries and links that are not followed go to ``scan``."""
     try:
         entries = sorted(directory.iterdir())
     except OSError as error:
-        raise IngestError(f"Cannot list the corpus folder {directory}: {error}.") from error
+        if directory == root:
+            raise IngestError(f"Cannot list the corpus folder {directory}: {error}.") from error
+        scan.skipped.append(SkippedFile(_relative(directory, root) + "/", f"cannot list the folder: {error.strerror}"))
+        return
     for entry in entries:
         if entry.name.startswith("."):
-            continue
-        if entry.is_symlink():
-            if _is_document(entry) and _is_file_inside(entry, root):
-                yield entry
+            scan.hidden.append(_relative(entry, root))
+        elif entry.is_symlink():
+            yield from _follow_link(entry, root, suffixes, scan)
         elif entry.is_dir():
-            yield from _walk(entry, root)
-        elif _is_document(entry):
+            yield from _walk(entry, root, suffixes, scan)
+        elif _is_document(entry, root, suffixes):
             yield entry
 
 
-def _is_document(path: Path) -> bool:
-    return path.suffix.lower() in SUPPORTED_SUFFIXES and path.is_file()
+def _follow_link(link: Path, root: Path, suffixes: frozenset[str], scan: CorpusScan) -> Iterator[Path]:
+    """A symlinked file inside the corpus folder is a document; other links are skipped with a reason."""
+    relpath = _relative(link, root)
+    try:
+        target = link.resolve(strict=True)
+    except RuntimeError:  # Python < 3.13 reports a loop this way
+        scan.skipped.append(SkippedFile(relpath, "symlink loop; remove the link"))
+        return
+    except OSError as error:
+        reason = "symlink loop; remove the link" if error.errno == errno.ELOOP else "broken symlink; remove the link"
+        scan.skipped.append(SkippedFile(relpath, reason))
+        return
+    if target.is_dir():
+        scan.skipped.append(
+            SkippedFile(relpath, "symlinked folder, not followed (links could loop or index files twice); "
+                        "configure its target as a corpus of its own")
+        )  # fmt: skip
+    elif link.suffix.lower() not in suffixes:
+        return
+    elif not target.is_relative_to(root):
+        scan.skipped.append(
+            SkippedFile(relpath, f"symlink to {target}, outside the corpus folder; copy the file into the folder")
+        )
+    elif target.is_file():
+        yield link
 
 
-def _is_file_inside(link: Path, root: Path) -> bool:
-    return link.resolve().is_relative_to(root)
+def _is_document(path: Path, root: Path, suffixes: frozenset[str]) -> bool:
+    if path.parent == root and path.name == CONFIG_FILENAME:
+        return False
+    return path.suffix.lower() in suffixes and path.is_file()
+
+
+def _relative(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0  # unreadable: the loader says why
 
 
 def _source_file(root: Path, path: Path) -> SourceFile:
     relpath = path.relative_to(root).as_posix()
     return SourceFile(doc_id=relpath[: -len(path.suffix)], path=path, relpath=relpath)
-
-
-def _reject_duplicate_doc_ids(documents: list[SourceFile]) -> None:
-    seen: dict[str, SourceFile] = {}
-    for document in documents:
-        first = seen.setdefault(document.doc_id, document)
-        if first is not document:
-            raise IngestError(
-                f"Documents {first.relpath!r} and {document.relpath!r} both map to doc_id "
-                f"{document.doc_id!r}; rename or remove one of them."
-            )

@@ -1,30 +1,36 @@
-"""Loaders: one document file in, its text and metadata out.
+"""Loaders: one document file in, its text, metadata and structure out.
+
+Which loader reads a file is chosen by its suffix (:data:`LOADERS`; a corpus may add or
+remove suffixes in its ``corpus.toml``, see :mod:`mcp_server.documents.corpus`):
 
 - **Markdown and plain text** (``.md``, ``.markdown``, ``.txt``) may open with YAML front
   matter between ``---`` lines: ``title``, ``category``, ``date`` (``YYYY-MM-DD``),
   ``url`` or ``source`` (the original URL; when both are given, ``url`` wins and
   ``source`` stays in ``extra``), ``tags`` (a list or a comma-separated string); other
-  keys land in ``extra`` as strings. The front matter is not part of the text.
+  keys land in ``extra`` as strings. The front matter is not part of the text; chunks
+  know their lines in the file.
 - **HTML** (``.html``, ``.htm``) becomes Markdown-like text: ``h1``-``h6`` become ``#``
   heading lines (so the chunker sees the sections), paragraphs and other blocks are
   separated by blank lines, list items (``- ``), table rows and ``<br>`` end lines,
   table cells are joined with `` | ``, and script, style, nav, noscript and template
   content is dropped. ``<title>`` gives the title; ``<meta name="category|tags|date|
   source|url" content="...">`` give the metadata fields of the same names.
-- **PDF**: the text of every page, pages separated by a blank line; the title comes from
-  the PDF's /Title. Encrypted or unreadable files are refused.
+- **PDF** (pypdf): the text of every page, pages separated by a blank line, each chunk
+  knowing its page; the title comes from the PDF's /Title. Encrypted or unreadable files
+  are refused.
+- **Word, PowerPoint, Excel** (``.docx``, ``.pptx``, ``.xlsx``): :mod:`mcp_server.documents.office`.
+- **CSV** (``.csv``, ``.tsv``): :mod:`mcp_server.documents.tables`.
+- **Other text** (``.rst``, ``.adoc``, ``.json``, source code, ...): :mod:`mcp_server.documents.textformats`.
 
-Files are read as UTF-8 (a byte-order mark is tolerated) and newlines become ``\\n``.
-Without a title, a document is titled by its first level-1 heading, else by its file
-name. ``LoadedDocument.text`` is the text chunk offsets refer to.
+Text files must be UTF-8 (a byte-order mark is tolerated) and not binary
+(:mod:`mcp_server.documents.sniff`); newlines become ``\\n``. Without a title, a document
+is titled by its first level-1 heading, else by its file name.
 """
 
 from __future__ import annotations
 
-import datetime
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -32,56 +38,48 @@ import yaml
 from pypdf import PdfReader
 from pypdf.errors import PyPdfError
 
-from mcp_server.documents.chunking import find_headings
+from mcp_server.documents import office, tables, textformats
+from mcp_server.documents.loaded import (
+    LoadedDocument,
+    Structure,
+    make_document,
+    normalise_newlines,
+    read_text,
+    trim,
+    trimmed_body,
+)
+from mcp_server.documents.locations import LineMark, PageMark
 from mcp_server.errors import IngestError
 
 _FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\n(?:(.*?)\n)?---[ \t]*(?:\n|\Z)", re.DOTALL)
-_LEADING_BLANK_LINES_RE = re.compile(r"\A(?:[ \t]*\n)+")
 _HTML_META_FIELDS = frozenset({"category", "tags", "date", "source", "url"})
 
 
-@dataclass(frozen=True)
-class LoadedDocument:
-    """A document's text (what chunk offsets refer to) and its metadata."""
-
-    text: str
-    title: str
-    category: str | None
-    tags: tuple[str, ...]
-    date: datetime.date | None
-    url: str | None
-    extra: dict[str, str]
-
-
 def load_document(path: Path) -> LoadedDocument:
-    """Read one document file, choosing the loader by its suffix.
+    """Read one document file, choosing the loader by its suffix (plain text for other suffixes).
 
-    :raises IngestError: the file cannot be read or decoded, its suffix is not supported,
-        or its metadata is invalid (e.g. a date that is not ``YYYY-MM-DD``).
+    :raises IngestError: the file cannot be read, decoded or parsed, is binary, or its
+        metadata is invalid (e.g. a date that is not ``YYYY-MM-DD``).
     """
-    loader = _LOADERS.get(path.suffix.lower())
-    if loader is None:
-        raise IngestError(f"{path}: unsupported file type; supported suffixes are {', '.join(sorted(_LOADERS))}.")
-    return loader(path)
+    return LOADERS.get(path.suffix.lower(), textformats.load_plain_text)(path)
 
 
 def _load_markdown(path: Path) -> LoadedDocument:
-    text = _read_text(path)
-    front_matter = _FRONT_MATTER_RE.match(text)
-    if front_matter is None:
-        return _document(path, _trim(text), {})
-    fields = _parse_front_matter(front_matter.group(1) or "", path)
-    return _document(path, _trim(text[front_matter.end() :]), fields)
+    raw = read_text(path)
+    front_matter = _FRONT_MATTER_RE.match(raw)
+    text, first_line = trimmed_body(raw, front_matter.end() if front_matter else 0)
+    fields = _parse_front_matter(front_matter.group(1) or "", path) if front_matter else {}
+    return make_document(path, text, Structure(lines=[LineMark(0, first_line)], fields=fields))
 
 
 def _load_html(path: Path) -> LoadedDocument:
     parser = _HtmlToText()
-    parser.feed(_read_text(path))
+    parser.feed(read_text(path))
     parser.close()
     fields: dict[str, object] = dict(parser.meta)
     if parser.title:
         fields["title"] = parser.title
-    return _document(path, parser.text(), fields)
+    return make_document(path, parser.text(), Structure(fields=fields))
 
 
 def _load_pdf(path: Path) -> LoadedDocument:
@@ -93,38 +91,39 @@ def _load_pdf(path: Path) -> LoadedDocument:
         title = reader.metadata.title if reader.metadata else None
     except (PyPdfError, OSError, ValueError, KeyError, TypeError) as error:
         raise IngestError(f"{path} is not a readable PDF ({error}); check it or convert it to text.") from error
-    text = "\n\n".join(page for page in (_trim(_normalise_newlines(page)) for page in pages) if page)
-    return _document(path, text, {"title": title} if title else {})
+    parts: list[str] = []
+    marks: list[PageMark] = []
+    length = 0
+    for number, page in enumerate(pages, start=1):
+        page_text = trim(normalise_newlines(page))
+        if page_text:
+            length += 2 if parts else 0
+            marks.append(PageMark(length, number))
+            parts.append(page_text)
+            length += len(page_text)
+    structure = Structure(pages=marks, page_kind="page", fields={"title": title} if title else {})
+    return make_document(path, "\n\n".join(parts), structure)
 
 
-_LOADERS: dict[str, Callable[[Path], LoadedDocument]] = {
+LOADERS: dict[str, Callable[[Path], LoadedDocument]] = {
     ".md": _load_markdown,
     ".markdown": _load_markdown,
     ".txt": _load_markdown,
     ".html": _load_html,
     ".htm": _load_html,
     ".pdf": _load_pdf,
+    ".docx": office.load_docx,
+    ".pptx": office.load_pptx,
+    ".xlsx": office.load_xlsx,
+    ".csv": tables.load_csv,
+    ".tsv": tables.load_csv,
+    ".rst": textformats.load_rst,
+    ".adoc": textformats.load_asciidoc,
+    ".asciidoc": textformats.load_asciidoc,
+    ".json": textformats.load_json,
+    **{suffix: textformats.load_code for suffix in sorted(textformats.CODE_SUFFIXES)},
 }
-
-
-def _read_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise IngestError(f"Cannot read {path}: {error}.") from error
-    try:
-        return _normalise_newlines(data.decode("utf-8-sig"))
-    except UnicodeDecodeError as error:
-        raise IngestError(f"{path} is not valid UTF-8 (byte {error.start}); save it as UTF-8.") from error
-
-
-def _normalise_newlines(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _trim(text: str) -> str:
-    """``text`` without leading blank lines and trailing whitespace (indentation is kept)."""
-    return _LEADING_BLANK_LINES_RE.sub("", text).rstrip()
+"""The loader of each default document suffix; a suffix a corpus adds is read as plain text."""
 
 
 class _FrontMatterLoader(yaml.SafeLoader):
@@ -147,63 +146,6 @@ def _parse_front_matter(source: str, path: Path) -> dict[str, object]:
     if not isinstance(fields, dict):
         raise IngestError(f"{path}: the front matter must be 'key: value' lines, got {fields!r}.")
     return {str(key): value for key, value in fields.items()}
-
-
-def _document(path: Path, text: str, fields: Mapping[str, object]) -> LoadedDocument:
-    """Assemble a document from its text and raw metadata fields (keys are case-insensitive)."""
-    fields = {key.strip().lower(): value for key, value in fields.items()}
-    url_key = "url" if "url" in fields else "source"
-    used = {"title", "category", "tags", "date", url_key}
-    return LoadedDocument(
-        text=text,
-        title=_text_value(fields.get("title")) or _first_title_heading(text) or _title_from_name(path),
-        category=_text_value(fields.get("category")),
-        tags=_tags(fields.get("tags")),
-        date=_date(fields.get("date"), path),
-        url=_text_value(fields.get(url_key)),
-        extra={key: _stringify(value) for key, value in fields.items() if key not in used},
-    )
-
-
-def _text_value(value: object) -> str | None:
-    text = "" if value is None else _stringify(value).strip()
-    return text or None
-
-
-def _stringify(value: object) -> str:
-    if isinstance(value, list | tuple):
-        return ", ".join(_stringify(item) for item in value)
-    return "" if value is None else str(value)
-
-
-def _tags(value: object) -> tuple[str, ...]:
-    """Tags from a list or a comma-separated string: trimmed, blanks and repeats dropped."""
-    if value is None:
-        return ()
-    items = value.split(",") if isinstance(value, str) else value if isinstance(value, list | tuple) else [value]
-    tags = (_stringify(item).strip() for item in items)
-    return tuple(dict.fromkeys(tag for tag in tags if tag))
-
-
-def _date(value: object, path: Path) -> datetime.date | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, str):
-        try:
-            return datetime.datetime.fromisoformat(value.strip()).date()
-        except ValueError:
-            pass
-    raise IngestError(f"{path}: date {value!r} is not a valid date; write it as YYYY-MM-DD, e.g. 2024-03-31.")
-
-
-def _first_title_heading(text: str) -> str | None:
-    return next((heading.title for heading in find_headings(text) if heading.level == 1), None)
-
-
-def _title_from_name(path: Path) -> str:
-    """``leave-policy.md`` -> ``Leave policy``."""
-    words = re.sub(r"[-_\s]+", " ", path.stem).strip() or path.name
-    return words[:1].upper() + words[1:]
 
 
 class _HtmlToText(HTMLParser):

@@ -1,7 +1,16 @@
 """Index generations: how an index is laid out on disk and swapped atomically.
 
 An index is a series of immutable *generations*, each a directory holding all three
-stores (``docstore.sqlite``, ``chroma/``, ``whoosh/``) and a ``manifest.json``. The file
+stores and a ``manifest.json``:
+
+* ``docstore.sqlite``: documents, chunk spans and metadata of every corpus;
+* ``whoosh/<corpus>/``: one Whoosh keyword index (a *shard*) per corpus;
+* ``chroma/``: one ChromaDB collection per corpus (``corpus-<hash of the name>``).
+
+Per-corpus shards keep each corpus's search statistics and ANN graph its own (a search
+over some corpora depends on nothing else), and let a corpus be dropped whole. The
+manifest's ``layout`` says which arrangement a generation has (:data:`STORE_LAYOUT`);
+an older one is rebuilt by the next ``ragmcp ingest``. The file
 ``CURRENT`` names the generation readers use. Ingestion builds the next generation in a
 staging directory (a copy of the current one, then changed), and publishes it by renaming
 the directory and atomically replacing ``CURRENT``. A reader therefore sees either the old
@@ -13,7 +22,7 @@ its manifest, released automatically if the process dies). Ingestion keeps the c
 the previous generation and deletes older ones only when no reader holds a lease, so a
 long-running server never loses the files under its feet; a generation skipped because it
 was leased is deleted by a later run. A generation whose vectors live on a Chroma server
-names its collection in the manifest (``vector_collection``) instead of holding ``chroma/``.
+names its collections' prefix in the manifest (``vector_collection``) instead of holding ``chroma/``.
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ STAGING_PREFIX = ".staging-"
 REMOVING_PREFIX = ".removing-"
 OPEN_ATTEMPTS = 5  # a reader retries when ingestion removed the generation it was about to lease
 KEPT_GENERATIONS = 2  # the current one and the one before, for readers still switching over
+STORE_LAYOUT = 2  # 1: one keyword index and one vector collection for all corpora; 2: one of each per corpus
 
 
 @dataclass(frozen=True)
@@ -47,7 +57,8 @@ class Manifest:
     dimension: int
     documents: int
     chunks: int
-    vector_collection: str | None = None  # the Chroma server collection; None: embedded in chroma/
+    vector_collection: str | None = None  # the Chroma server collections' name prefix; None: embedded in chroma/
+    layout: int = 1  # how the stores are arranged (STORE_LAYOUT when written by this version)
 
     def check_model(self, model: str, dimension: int | None = None) -> None:
         """Refuse another model, or the same one now giving vectors of another length than the index holds."""

@@ -24,32 +24,35 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from filelock import FileLock, Timeout
 
-from mcp_server.documents.chunking import split_into_chunks
 from mcp_server.documents.corpus import (
     CorpusConfig,
+    SkippedFile,
     SourceFile,
-    discover_documents,
     load_corpus_config,
+    scan_corpus,
 )
-from mcp_server.documents.loaders import load_document
+from mcp_server.documents.extract import extract
 from mcp_server.embedding import Embedder, load_embedder
 from mcp_server.errors import IngestError
 from mcp_server.indexing.build_status import BuildRecord, BuildStatus, read_build_status
 from mcp_server.indexing.configured import check_unique_name, configured_corpora
 from mcp_server.indexing.generations import (
+    STORE_LAYOUT,
     IndexLayout,
     Manifest,
     new_generation_name,
     read_manifest,
 )
+from mcp_server.indexing.run_report import save_run_report
 from mcp_server.models import citation_id
 from mcp_server.progress import ProgressSink, SilentProgress
 from mcp_server.settings import Settings
@@ -58,6 +61,7 @@ from mcp_server.stores.docstore import (
     StoredChunk,
     StoredCorpus,
     StoredDocument,
+    StoredSkip,
 )
 from mcp_server.stores.embedding_cache import EmbeddingCache, text_key
 from mcp_server.stores.keyword import KeywordRecord, WhooshIndex
@@ -69,8 +73,7 @@ from mcp_server.stores.vector import (
     server_collection_name,
 )  # fmt: skip
 
-PIPELINE_VERSION = "1"  # bump when loaders or chunking change what a file turns into
-EMBED_BATCH = 64
+PIPELINE_VERSION = "2"  # bump when loaders or chunking change what a file turns into
 LOCK_POLL_S = 0.5
 
 
@@ -85,6 +88,19 @@ class CorpusReport:
     changed: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     unchanged: int = 0
+    skipped: list[SkippedFile] = field(default_factory=list)  # files left out, each with its reason
+    hidden: list[str] = field(default_factory=list)  # hidden entries (names starting with '.'), not looked into
+
+    def skip_lines(self) -> list[str]:
+        """One whole line per skipped file (what, why, what to do), and one for all hidden entries."""
+        lines = [f"{self.name}: skipped {skip.source}: {skip.reason}" for skip in self.skipped]
+        if self.hidden:
+            shown = ", ".join(self.hidden[:5]) + (", ..." if len(self.hidden) > 5 else "")
+            lines.append(
+                f"{self.name}: {len(self.hidden)} hidden files or folders not indexed "
+                f"(names starting with '.'): {shown}"
+            )
+        return lines
 
 
 @dataclass
@@ -99,8 +115,13 @@ class IngestReport:
     def lines(self) -> list[str]:
         """What the run did, one line per corpus and one for the index, for a terminal or a log."""
         lines = [
-            f"{c.name}: {len(c.added)} added, {len(c.changed)} changed, {len(c.deleted)} deleted, {c.unchanged} unchanged"
+            line
             for c in self.corpora
+            for line in [
+                *c.skip_lines(),
+                f"{c.name}: {len(c.added)} added, {len(c.changed)} changed, {len(c.deleted)} deleted, "
+                f"{c.unchanged} unchanged" + (f", {len(c.skipped)} skipped" if c.skipped else ""),
+            ]
         ]
         if self.generation is None:
             return [*lines, "index is up to date; nothing to do"]
@@ -109,6 +130,21 @@ class IngestReport:
             f"published {self.generation}: {self.chunks_written} chunks written, {self.chunks_embedded} embedded, "
             f"in {self.seconds:.1f} s",
         ]
+
+    def to_json(self) -> dict[str, Any]:
+        """What ``ragmcp status`` shows of the run: counts per corpus, and each skipped file with its reason."""
+        return {
+            "generation": self.generation,
+            "seconds": round(self.seconds, 3),
+            "corpora": [
+                {
+                    "name": c.name, "added": len(c.added), "changed": len(c.changed), "deleted": len(c.deleted),
+                    "unchanged": c.unchanged, "skipped": [asdict(skip) for skip in c.skipped],
+                    "hidden": len(c.hidden), "lines": c.skip_lines(),
+                }
+                for c in self.corpora
+            ],
+        }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -167,9 +203,11 @@ def ingest(
     with ingestion_lock(settings, on_wait, stop):
         record = BuildRecord(settings.data_dir)
         try:
-            return _ingest_locked(settings, targets, rebuild, _Watched([record, progress or SilentProgress()], stop))
+            report = _ingest_locked(settings, targets, rebuild, _Watched([record, progress or SilentProgress()], stop))
         finally:
             record.clear()
+        save_run_report(settings.data_dir, report.to_json())
+        return report
 
 
 def remove_corpora(
@@ -199,8 +237,8 @@ def remove_corpora(
         try:
             for corpus in doomed:
                 docstore.remove_corpus(corpus)
-                vectors.delete_corpus(corpus)
-                keywords.delete_corpus(corpus)
+                vectors.remove_corpus(corpus)
+                keywords.remove_corpus(corpus)
             docstore.commit()
         finally:
             docstore.close()
@@ -266,12 +304,14 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
     current_manifest = read_manifest(current) if current is not None else None
     known: dict[str, Path] = {}
     stored_fingerprints: dict[str, dict[str, str]] = {}
+    stored_skips: dict[str, dict[str, StoredSkip]] = {}
     stored_corpora: dict[str, StoredCorpus] = {}
     # Vectors move to a Chroma server by copying; back from one, they are rebuilt (from the embedding cache).
     backend_changed = current_manifest is not None and (
         (current_manifest.vector_collection is not None) != (settings.chroma_url is not None)
     )
     rebuild = rebuild or (backend_changed and settings.chroma_url is None)
+    rebuild = rebuild or (current_manifest is not None and current_manifest.layout != STORE_LAYOUT)
     if current is not None and current_manifest is not None:
         previous = DocumentStore(current / "docstore.sqlite", read_only=True)
         known = {c.name: Path(c.root) for c in previous.corpora()}
@@ -279,12 +319,15 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
             current_manifest.check_model(embedder.name)
             stored_corpora = {c.name: c for c in previous.corpora()}
             stored_fingerprints = {name: previous.fingerprints(name) for name in known}
+            stored_skips = {name: previous.skips(name) for name in known}
         previous.close()
         if rebuild:
             current = current_manifest = None
 
     configs = resolve_targets(settings, targets, known)
-    plans = [_plan(cfg, stored_fingerprints.get(cfg.name, {})) for cfg in configs]
+    plans = [
+        _plan(cfg, stored_fingerprints.get(cfg.name, {}), stored_skips.get(cfg.name, {}), settings) for cfg in configs
+    ]
     corpora_changed = any(stored_corpora.get(cfg.name) != _stored_corpus(cfg) for cfg in configs)
     reports = [plan.report for plan in plans]
     unchanged = not corpora_changed and not backend_changed and not any(p.has_changes for p in plans)
@@ -321,6 +364,7 @@ def _publish(
         documents=sum(d for d, _ in counts.values()),
         chunks=sum(c for _, c in counts.values()),
         vector_collection=collection,
+        layout=STORE_LAYOUT,
     )
     layout.publish(staging, manifest)
     _drop_vectors_of(settings, layout.remove_stale())
@@ -363,18 +407,31 @@ class _Plan:
     config: CorpusConfig
     report: CorpusReport
     to_load: list[tuple[SourceFile, str]]  # (file, fingerprint) of added and changed documents
+    forgotten: list[str] = field(default_factory=list)  # refused files no longer refused as they were
 
     @property
     def has_changes(self) -> bool:
         return bool(self.report.added or self.report.changed or self.report.deleted)
 
 
-def _plan(config: CorpusConfig, stored: dict[str, str]) -> _Plan:
-    report = CorpusReport(name=config.name)
+def _plan(config: CorpusConfig, stored: dict[str, str], skips: dict[str, StoredSkip], settings: Settings) -> _Plan:
+    """What to do for one corpus. A file refused before and unchanged since is reported again, not re-read."""
+    scan = scan_corpus(config, int(settings.max_file_mb * 1_048_576))
+    report = CorpusReport(name=config.name, skipped=scan.skipped, hidden=scan.hidden)
     to_load: list[tuple[SourceFile, str]] = []
-    files = discover_documents(config)
-    for source in files:
-        fingerprint = _fingerprint(source.path, config)
+    files = []
+    for source in scan.files:
+        try:
+            fingerprint = _fingerprint(source.path, config)
+        except OSError as error:
+            reason = f"cannot be read ({error.strerror}); check its permissions"
+            report.skipped.append(SkippedFile(source.relpath, reason))
+            continue
+        files.append(source)
+        refused = skips.get(source.doc_id)
+        if refused is not None and refused.fingerprint == fingerprint:
+            report.skipped.append(SkippedFile(source.relpath, refused.reason))
+            continue
         if source.doc_id not in stored:
             report.added.append(source.doc_id)
         elif stored[source.doc_id] != fingerprint:
@@ -385,7 +442,9 @@ def _plan(config: CorpusConfig, stored: dict[str, str]) -> _Plan:
         to_load.append((source, fingerprint))
     present = {f.doc_id for f in files}
     report.deleted = sorted(doc_id for doc_id in stored if doc_id not in present)
-    return _Plan(config=config, report=report, to_load=to_load)
+    report.skipped.sort(key=lambda skip: skip.source)
+    forgotten = [doc_id for doc_id in skips if doc_id not in present]
+    return _Plan(config=config, report=report, to_load=to_load, forgotten=forgotten)
 
 
 def _stored_corpus(config: CorpusConfig) -> StoredCorpus:
@@ -412,8 +471,10 @@ def _build(
         progress.start("reading documents", sum(len(p.to_load) for p in plans))
         prepared: list[_PreparedChunk] = []
         for plan in plans:
+            for doc_id in plan.forgotten:
+                docstore.forget_skip(plan.config.name, doc_id)
             for source, fingerprint in plan.to_load:
-                prepared.extend(_load_into_docstore(docstore, plan.config, source, fingerprint))
+                prepared.extend(_load_into_docstore(docstore, plan, source, fingerprint, settings))
                 progress.advance(1)
         embeddings, embedded, embed_seconds = _embed(prepared, embedder, settings, progress)
 
@@ -446,18 +507,41 @@ def _build(
 
 
 def _load_into_docstore(
-    docstore: DocumentStore, config: CorpusConfig, source: SourceFile, fingerprint: str
+    docstore: DocumentStore, plan: _Plan, source: SourceFile, fingerprint: str, settings: Settings
 ) -> list[_PreparedChunk]:
-    """Load and chunk one document, store it, and return its chunks ready to embed and index."""
-    loaded = load_document(source.path)
-    chunks = split_into_chunks(loaded.text, config.chunking)
+    """Load and chunk one document, store it, and return its chunks ready to embed and index.
+
+    A file that cannot be read, decoded or parsed, or is not worth indexing, is recorded as
+    refused (replacing what it was before) and reported in the plan; it yields no chunks.
+    """
+    config = plan.config
+    try:
+        extracted = extract(source.path, config.chunking, settings.max_document_chunks)
+    except IngestError as error:
+        reason = str(error).removeprefix(str(source.path)).lstrip(": ")
+        docstore.put_skip(config.name, StoredSkip(source.doc_id, source.relpath, fingerprint, reason))
+        plan.report.skipped.append(SkippedFile(source.relpath, reason))
+        plan.report.skipped.sort(key=lambda skip: skip.source)
+        if source.doc_id in plan.report.added:
+            plan.report.added.remove(source.doc_id)
+        elif source.doc_id in plan.report.changed:  # indexed before: now out of the index, in all stores
+            plan.report.changed.remove(source.doc_id)
+            plan.report.deleted.append(source.doc_id)
+        return []
+    loaded, chunks = extracted.document, extracted.chunks
     docstore.put_document(
         StoredDocument(
             corpus=config.name, doc_id=source.doc_id, source=source.relpath, title=loaded.title,
             category=loaded.category, tags=loaded.tags, date=loaded.date, url=loaded.url,
-            extra=loaded.extra, fingerprint=fingerprint, text=loaded.text,
+            extra=loaded.extra, fingerprint=fingerprint, text=loaded.text, page_kind=loaded.page_kind,
         ),
-        [StoredChunk(c.index, c.char_start, c.char_end, c.section) for c in chunks],
+        [
+            StoredChunk(
+                c.index, c.char_start, c.char_end, c.section, c.location.page, c.location.page_end,
+                c.location.line_start, c.location.line_end,
+            )
+            for c in chunks
+        ],
     )
     prepared = []
     for c in chunks:

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Literal
 
 from mcp_server.embedding import Embedder, load_embedder
-from mcp_server.errors import InvalidQueryError, NotFoundError
+from mcp_server.errors import BackendUnavailableError, IndexMissingError, InvalidQueryError, NotFoundError
 from mcp_server.indexing.configured import configured_names
-from mcp_server.indexing.generations import GenerationLease, IndexLayout, Manifest
+from mcp_server.indexing.generations import STORE_LAYOUT, GenerationLease, IndexLayout, Manifest
 from mcp_server.models import (
     ChunkSpan,
     Citation,
@@ -61,6 +61,11 @@ class Retriever:
     ) -> None:  # fmt: skip
         """Open ``generation``; ``lease`` (if any) is released by :meth:`close`."""
         manifest.check_model(embedder.name)
+        if manifest.layout != STORE_LAYOUT:
+            raise IndexMissingError(
+                f"index generation {generation.name} was built by an older version of ragmcp; "
+                "update it (from the embedding cache): ragmcp ingest"
+            )
         self.generation = generation
         self.manifest = manifest
         self.settings = settings
@@ -80,6 +85,14 @@ class Retriever:
         self.unserved = sorted(set(stored) - served)
         """Corpora in the generation that are not configured: never searched, listed or read."""
         self._lease = lease
+        with_vectors = set(self._vectors.corpora())
+        missing = sorted(name for name, (_, chunks) in self._docstore.counts().items() if chunks and name not in with_vectors)
+        if missing:
+            self.close()
+            raise BackendUnavailableError(
+                f"index generation {generation.name} has no vectors for corpora {', '.join(missing)}; "
+                "rebuild the index: ragmcp ingest --rebuild"
+            )
 
     @classmethod
     def open(cls, settings: Settings, embedder: Embedder | None = None) -> Retriever:
@@ -303,11 +316,13 @@ class Retriever:
         return DocumentView(
             corpus=ref_corpus, doc_id=doc_id, title=document.title, source=document.source,
             category=document.category, tags=list(document.tags), updated=document.date, url=document.url,
-            text=document.text[start:end], text_offset=start, char_count=len(document.text),
+            page_kind=document.page_kind, text=document.text[start:end], text_offset=start,
+            char_count=len(document.text),
             chunks=[
                 ChunkSpan(
                     chunk=s.chunk, citation_id=citation_id(ref_corpus, doc_id, s.chunk), section=s.section,
-                    char_start=s.char_start, char_end=s.char_end,
+                    char_start=s.char_start, char_end=s.char_end, page=s.page, page_end=s.page_end,
+                    line_start=s.line_start, line_end=s.line_end,
                 )
                 for s in selected
             ],
@@ -356,7 +371,9 @@ def _citation(document: StoredDocument, span: StoredChunk) -> Citation:
         id=citation_id(document.corpus, document.doc_id, span.chunk), corpus=document.corpus,
         doc_id=document.doc_id, chunk=span.chunk, title=document.title, source=document.source,
         section=span.section, char_start=span.char_start, char_end=span.char_end,
-        updated=document.date, url=document.url,
+        updated=document.date, url=document.url, page=span.page, page_end=span.page_end,
+        page_kind=document.page_kind if span.page is not None else None,
+        line_start=span.line_start, line_end=span.line_end,
     )
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from mcp_server.models import SearchFilters
+from mcp_server.models import PageKind, SearchFilters
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS corpora (
@@ -53,7 +53,23 @@ CREATE TABLE IF NOT EXISTS chunks (
     section TEXT NOT NULL,
     PRIMARY KEY (corpus, doc_id, chunk)
 );
+CREATE TABLE IF NOT EXISTS skipped_files (
+    corpus TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    PRIMARY KEY (corpus, doc_id)
+);
 """
+# Columns added after the first release, so that a docstore built before gains them when staged
+# (a generation's docstore is copied forward) and older generations still open for reading.
+# ``page`` and ``page_end`` are declared without a type: a page or slide number stays an
+# integer, a sheet name text.
+ADDED_COLUMNS: dict[str, tuple[tuple[str, str], ...]] = {
+    "documents": (("page_kind", "TEXT"),),
+    "chunks": (("page", ""), ("page_end", ""), ("line_start", "INTEGER"), ("line_end", "INTEGER")),
+}
 
 
 @dataclass(frozen=True)
@@ -70,6 +86,21 @@ class StoredChunk:
     char_start: int
     char_end: int
     section: str
+    page: int | str | None = None
+    page_end: int | str | None = None
+    line_start: int | None = None
+    line_end: int | None = None
+
+
+@dataclass(frozen=True)
+class StoredSkip:
+    """A file whose content ingestion refused, remembered with its fingerprint so an unchanged
+    file is not read again, and its reason reported again."""
+
+    doc_id: str
+    source: str
+    fingerprint: str
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -85,6 +116,7 @@ class StoredDocument:
     extra: dict[str, str]
     fingerprint: str
     text: str
+    page_kind: PageKind | None = None
 
 
 class DocumentStore:
@@ -97,7 +129,25 @@ class DocumentStore:
         else:
             self._db = sqlite3.connect(path, check_same_thread=False)
             self._db.executescript(SCHEMA)
+        present = {table: self._columns(table) for table in ADDED_COLUMNS}
+        if not read_only:
+            for table, columns in ADDED_COLUMNS.items():
+                for name, declared in columns:
+                    if name not in present[table]:
+                        self._db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {declared}".rstrip())
+            present = {table: self._columns(table) for table in ADDED_COLUMNS}
+        # Reading a docstore built before a column existed: the column reads as NULL.
+        self._added = {
+            table: ", ".join(name if name in present[table] else f"NULL AS {name}" for name, _ in columns)
+            for table, columns in ADDED_COLUMNS.items()
+        }
+        self._has_skips = "skipped_files" in {
+            row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
         self._lock = threading.Lock()
+
+    def _columns(self, table: str) -> set[str]:
+        return {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
 
     def close(self) -> None:
         self._db.close()
@@ -117,7 +167,7 @@ class DocumentStore:
 
     def remove_corpus(self, name: str) -> None:
         with self._lock:
-            for table in ("chunks", "document_tags", "documents"):
+            for table in ("chunks", "document_tags", "documents", "skipped_files"):
                 self._db.execute(f"DELETE FROM {table} WHERE corpus = ?", (name,))
             self._db.execute("DELETE FROM corpora WHERE name = ?", (name,))
 
@@ -125,13 +175,15 @@ class DocumentStore:
         """Insert or replace a document with its chunk map (call ``commit`` afterwards)."""
         with self._lock:
             self._delete_document(document.corpus, document.doc_id)
+            self._forget_skip(document.corpus, document.doc_id)
             self._db.execute(
-                "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO documents (corpus, doc_id, source, title, category, tags, date, url, extra,"
+                " fingerprint, text, page_kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     document.corpus, document.doc_id, document.source, document.title,
                     document.category, json.dumps(list(document.tags)),
                     document.date.isoformat() if document.date else None, document.url,
-                    json.dumps(document.extra), document.fingerprint, document.text,
+                    json.dumps(document.extra), document.fingerprint, document.text, document.page_kind,
                 ),
             )
             self._db.executemany(
@@ -139,9 +191,14 @@ class DocumentStore:
                 [(document.corpus, document.doc_id, tag) for tag in set(document.tags)],
             )
             self._db.executemany(
-                "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?)",
-                [(document.corpus, document.doc_id, c.chunk, c.char_start, c.char_end, c.section) for c in chunks],
-            )
+                "INSERT INTO chunks (corpus, doc_id, chunk, char_start, char_end, section, page, page_end,"
+                " line_start, line_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (document.corpus, document.doc_id, c.chunk, c.char_start, c.char_end, c.section,
+                     c.page, c.page_end, c.line_start, c.line_end)
+                    for c in chunks
+                ],
+            )  # fmt: skip
 
     def delete_document(self, corpus: str, doc_id: str) -> None:
         with self._lock:
@@ -150,6 +207,23 @@ class DocumentStore:
     def _delete_document(self, corpus: str, doc_id: str) -> None:
         for table in ("chunks", "document_tags", "documents"):
             self._db.execute(f"DELETE FROM {table} WHERE corpus = ? AND doc_id = ?", (corpus, doc_id))
+
+    def put_skip(self, corpus: str, skip: StoredSkip) -> None:
+        """Record a refused file in place of any document it was before (call ``commit`` afterwards)."""
+        with self._lock:
+            self._delete_document(corpus, skip.doc_id)
+            self._forget_skip(corpus, skip.doc_id)
+            self._db.execute(
+                "INSERT INTO skipped_files VALUES (?, ?, ?, ?, ?)",
+                (corpus, skip.doc_id, skip.source, skip.fingerprint, skip.reason),
+            )
+
+    def forget_skip(self, corpus: str, doc_id: str) -> None:
+        with self._lock:
+            self._forget_skip(corpus, doc_id)
+
+    def _forget_skip(self, corpus: str, doc_id: str) -> None:
+        self._db.execute("DELETE FROM skipped_files WHERE corpus = ? AND doc_id = ?", (corpus, doc_id))
 
     # -- reading -------------------------------------------------------------------------
 
@@ -172,11 +246,21 @@ class DocumentStore:
             rows = self._db.execute("SELECT doc_id, fingerprint FROM documents WHERE corpus = ?", (corpus,))
             return dict(rows.fetchall())
 
+    def skips(self, corpus: str) -> dict[str, StoredSkip]:
+        """The refused files of a corpus by doc_id (none in a docstore built before they were kept)."""
+        if not self._has_skips:
+            return {}
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT doc_id, source, fingerprint, reason FROM skipped_files WHERE corpus = ?", (corpus,)
+            ).fetchall()
+        return {row[0]: StoredSkip(*row) for row in rows}
+
     def document(self, corpus: str, doc_id: str) -> StoredDocument | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT corpus, doc_id, source, title, category, tags, date, url, extra, fingerprint, text"
-                " FROM documents WHERE corpus = ? AND doc_id = ?",
+                "SELECT corpus, doc_id, source, title, category, tags, date, url, extra, fingerprint, text, "
+                f"{self._added['documents']} FROM documents WHERE corpus = ? AND doc_id = ?",
                 (corpus, doc_id),
             ).fetchone()
         if row is None:
@@ -184,7 +268,7 @@ class DocumentStore:
         return StoredDocument(
             corpus=row[0], doc_id=row[1], source=row[2], title=row[3], category=row[4],
             tags=tuple(json.loads(row[5])), date=date.fromisoformat(row[6]) if row[6] else None,
-            url=row[7], extra=json.loads(row[8]), fingerprint=row[9], text=row[10],
+            url=row[7], extra=json.loads(row[8]), fingerprint=row[9], text=row[10], page_kind=row[11],
         )
 
     def documents(self, corpus: str) -> Iterator[StoredDocument]:
@@ -199,7 +283,7 @@ class DocumentStore:
     def chunks(self, corpus: str, doc_id: str) -> list[StoredChunk]:
         with self._lock:
             rows = self._db.execute(
-                "SELECT chunk, char_start, char_end, section FROM chunks"
+                f"SELECT chunk, char_start, char_end, section, {self._added['chunks']} FROM chunks"
                 " WHERE corpus = ? AND doc_id = ? ORDER BY chunk",
                 (corpus, doc_id),
             )

@@ -1,4 +1,11 @@
-"""The keyword store: BM25F over chunk text in a Whoosh index.
+"""The keyword store: BM25F over chunk text in Whoosh indexes, one index (a *shard*) per corpus.
+
+A search opens the shards of exactly the corpora it searches as one Whoosh reader, so
+BM25's statistics (document count, document frequencies, average length) and the IDF
+mass that normalises scores are those of the union of the searched corpora: the same
+numbers one index holding only those corpora would give, and nothing in any other corpus
+changes them. A team-server client therefore gets scores that depend only on the corpora
+it may read, and a search touches no other corpus's files.
 
 Each chunk is indexed with its document title and heading path in front of its text,
 so a query naming a policy or a section finds its chunks. Queries are never parsed as
@@ -12,7 +19,8 @@ asks for *normalised* scores: each divided by the query's IDF mass (see :meth:`W
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import shutil
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from math import log
 from pathlib import Path
@@ -20,6 +28,7 @@ from typing import Literal
 
 from whoosh import index, query, scoring
 from whoosh.fields import ID, TEXT, Schema
+from whoosh.reading import IndexReader, MultiReader
 from whoosh.searching import Searcher
 
 from mcp_server.stores.analysis import analyze_query_terms, build_analyzer, build_keyword_query
@@ -57,28 +66,53 @@ def _schema() -> Schema:
 
 
 class WhooshIndex:
+    """The keyword shards under one directory: ``<path>/<corpus name>/`` is that corpus's Whoosh index."""
+
     def __init__(
         self, path: Path, *, bm25_b: float = 0.75, bm25_k1: float = 1.2, idf: IdfFormula = "lucene"
     ) -> None:
-        if index.exists_in(str(path)):
-            self._index = index.open_dir(str(path))
-        else:
-            path.mkdir(parents=True, exist_ok=True)
-            self._index = index.create_in(str(path), _schema())
         if idf not in ("lucene", "whoosh"):
             raise ValueError(f"unknown IDF formula {idf!r}; use 'lucene' or 'whoosh'")
         model = LuceneIdfBM25 if idf == "lucene" else scoring.BM25F
         self.weighting = model(B=bm25_b, K1=bm25_k1)
+        self._path = path
+        path.mkdir(parents=True, exist_ok=True)
+        self._shards = {
+            shard.name: index.open_dir(str(shard))
+            for shard in sorted(path.iterdir())
+            if shard.is_dir() and index.exists_in(str(shard))
+        }
+        self._analyzer = _schema()[CONTENT].analyzer
 
     def close(self) -> None:
-        self._index.close()
+        for shard in self._shards.values():
+            shard.close()
+
+    def corpora(self) -> list[str]:
+        """The corpora with a shard, sorted."""
+        return sorted(self._shards)
 
     def count(self) -> int:
-        return int(self._index.doc_count())
+        return sum(int(shard.doc_count()) for shard in self._shards.values())
 
     def update(self, deleted_doc_keys: Sequence[str], records: Sequence[KeywordRecord]) -> None:
-        """Remove the chunks of ``deleted_doc_keys``, add ``records``, commit once."""
-        writer = self._index.writer(limitmb=256)
+        """Remove the chunks of ``deleted_doc_keys`` (``corpus:doc_id``), add ``records``; one commit per shard."""
+        deletions: dict[str, list[str]] = {}
+        for key in deleted_doc_keys:
+            deletions.setdefault(key.partition(":")[0], []).append(key)
+        additions: dict[str, list[KeywordRecord]] = {}
+        for r in records:
+            additions.setdefault(r.corpus, []).append(r)
+        for corpus in sorted(set(deletions) | set(additions)):
+            if corpus in self._shards or additions.get(corpus):
+                self._update_shard(corpus, deletions.get(corpus, []), additions.get(corpus, []))
+
+    def _update_shard(self, corpus: str, deleted_doc_keys: Iterable[str], records: Iterable[KeywordRecord]) -> None:
+        if corpus not in self._shards:
+            folder = self._path / corpus
+            folder.mkdir()
+            self._shards[corpus] = index.create_in(str(folder), _schema())
+        writer = self._shards[corpus].writer(limitmb=256)
         try:
             for key in deleted_doc_keys:
                 writer.delete_by_term("doc_key", key)
@@ -89,15 +123,12 @@ class WhooshIndex:
             raise
         writer.commit()
 
-    def delete_corpus(self, corpus: str) -> None:
-        """Remove every chunk of ``corpus`` and commit."""
-        writer = self._index.writer(limitmb=256)
-        try:
-            writer.delete_by_term("corpus", corpus)
-        except BaseException:
-            writer.cancel()
-            raise
-        writer.commit()
+    def remove_corpus(self, corpus: str) -> None:
+        """Delete ``corpus``'s shard (nothing to do when it has none)."""
+        shard = self._shards.pop(corpus, None)
+        if shard is not None:
+            shard.close()
+            shutil.rmtree(self._path / corpus)
 
     def search(
         self,
@@ -109,32 +140,48 @@ class WhooshIndex:
         normalize: bool = False,
         require_phrases: bool = True,
     ) -> list[tuple[str, float]]:
-        """(citation id, BM25 score) of the ``k`` best chunks in ``corpora`` (None: all); raises
-        ValueError for a query with no terms.
+        """(citation id, BM25 score) of the ``k`` best chunks in ``corpora`` (None: all), with the
+        statistics of exactly those corpora; raises ValueError for a query with no terms.
 
         Quoted phrases must match verbatim unless ``require_phrases`` is False (then their
         words are ordinary terms; see :func:`build_keyword_query`).
 
         With ``normalize`` each score is divided by the query's IDF mass: the sum of the IDF
-        of its distinct terms that occur in the index. A chunk holding every such term once,
-        at average length, then scores 1, and one holding a share of the query's weight about
-        that share, whatever the query's length or the corpus. The scale is the same for every
-        query, so a weak best match stays weak (min-max scaling would stretch it to 1).
+        of its distinct terms that occur in the searched corpora. A chunk holding every such
+        term once, at average length, then scores 1, and one holding a share of the query's
+        weight about that share, whatever the query's length or the corpus. The scale is the
+        same for every query, so a weak best match stays weak (min-max scaling would stretch it to 1).
         """
-        if (doc_keys is not None and not doc_keys) or (corpora is not None and not corpora):
+        parsed = build_keyword_query(CONTENT, text, self._analyzer, require_phrases=require_phrases)
+        if doc_keys is not None and not doc_keys:
             return []
-        analyzer = self._index.schema[CONTENT].analyzer
-        parsed = build_keyword_query(CONTENT, text, analyzer, require_phrases=require_phrases)
-        restrictions: list[query.Query] = []
-        if corpora is not None:
-            restrictions.append(query.Or([query.Term("corpus", name) for name in corpora]))
+        # Every searched corpus counts in the statistics, whether or not the filter leaves it a document,
+        # so a filter changes which chunks are found but not how each one scores.
+        names = self.corpora() if corpora is None else sorted(set(corpora) & set(self._shards))
+        reader = _union_reader([self._shards[name] for name in names])
+        if reader is None:
+            return []
+        restriction = None
         if doc_keys is not None:
-            restrictions.append(query.Or([query.Term("doc_key", key) for key in sorted(doc_keys)]))
-        restriction = query.And(restrictions) if restrictions else None
-        with self._index.searcher(weighting=self.weighting) as searcher:
+            restriction = query.Or([query.Term("doc_key", key) for key in sorted(doc_keys)])
+        with Searcher(reader, weighting=self.weighting) as searcher:
             results = searcher.search(parsed, limit=k, filter=restriction)
-            scale = _idf_mass(searcher, analyze_query_terms(text, analyzer)) if normalize else 1.0
+            scale = _idf_mass(searcher, analyze_query_terms(text, self._analyzer)) if normalize else 1.0
             return [(hit["id"], float(hit.score) / scale) for hit in results]
+
+
+def _union_reader(shards: Sequence[index.Index]) -> IndexReader | None:
+    """One reader over the segments of ``shards`` (their statistics summed), or None when all are empty."""
+    leaves: list[IndexReader] = []
+    for shard in shards:
+        reader = shard.reader()
+        if reader.doc_count_all() == 0:
+            reader.close()
+            continue
+        leaves.extend(leaf for leaf, _ in reader.leaf_readers())
+    if not leaves:
+        return None
+    return leaves[0] if len(leaves) == 1 else MultiReader(leaves)
 
 
 def _idf_mass(searcher: Searcher, terms: Sequence[str]) -> float:

@@ -1,9 +1,14 @@
-"""The vector store: chunk embeddings in a ChromaDB collection (cosine space).
+"""The vector store: chunk embeddings in ChromaDB collections (cosine space), one per corpus.
 
-The collection is either embedded (a ``PersistentClient`` on the generation's ``chroma/``
+Each corpus has a collection (and so an HNSW graph) of its own, named by a hash of the
+corpus name (:func:`collection_name`) and holding the name in its metadata. A search
+queries the collections of exactly the corpora it searches and merges their neighbours,
+so which neighbours are found never depends on another corpus's vectors.
+
+The collections are either embedded (a ``PersistentClient`` on the generation's ``chroma/``
 directory, :meth:`ChromaStore.embedded`) or on a Chroma server (``chroma run``, reached
-with an ``HttpClient``, :meth:`ChromaStore.on_server`), where each index generation has a
-collection of its own named by :func:`server_collection_name`.
+with an ``HttpClient``, :meth:`ChromaStore.on_server`), where each index generation has
+collections of its own, their names starting with :func:`server_collection_name`.
 
 ChromaDB writes into an embedded collection's directory even to read it (a row in its
 SQLite file on open, the HNSW files when it loads them), so a published generation's
@@ -15,9 +20,10 @@ share between worker processes and hosts.
 from __future__ import annotations
 
 import copy
+import hashlib
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -27,13 +33,14 @@ import chromadb
 import numpy as np
 import numpy.typing as npt
 from chromadb.api import ClientAPI
+from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings as ChromaSettings
 from chromadb.errors import NotFoundError as ChromaNotFoundError
 
 from mcp_server.embedding import Embedder
 from mcp_server.errors import BackendUnavailableError
 
-COLLECTION = "chunks"
+EMBEDDED_PREFIX = "corpus"
 SERVER_COLLECTION_PREFIX = "ragmcp-"
 ADD_BATCH = 1000
 CONFIGURATION: Any = {"hnsw": {"space": "cosine", "num_threads": 1}}  # one thread: the same graph every time
@@ -52,38 +59,35 @@ class VectorRecord:
 
 
 class ChromaStore:
-    """Adds, deletes and queries chunk vectors; all filtering is by corpus and document key."""
+    """Adds, deletes and queries chunk vectors in one collection per corpus; filters by document key."""
 
     def __init__(
-        self, client: ClientAPI, collection: str, embedder: Embedder, *, create: bool, scratch: Path | None = None
+        self, client: ClientAPI, prefix: str, embedder: Embedder, *, create: bool, scratch: Path | None = None
     ) -> None:
-        """Open ``collection`` through ``client``; ``scratch`` is a directory to delete on close."""
+        """Open the collections named ``<prefix>-<hash>`` through ``client``; ``scratch`` is a directory
+        to delete on close. A reader (``create=False``) requires at least one collection or ``prefix``
+        to be marked as present (see :meth:`on_server`)."""
         self._client = client
         self._scratch = scratch
-        try:
-            if create:
-                self._collection = client.get_or_create_collection(
-                    collection, embedding_function=embedder.function,  # type: ignore[arg-type]
-                    configuration=copy.deepcopy(CONFIGURATION),  # Chroma adds the function to the dict it gets
+        self._prefix = prefix
+        self._embedder = embedder
+        self._create = create
+        self._collections: dict[str, Collection] = {}
+        for collection in client.list_collections():
+            if collection.name.startswith(f"{prefix}-") and collection.metadata and "corpus" in collection.metadata:
+                self._collections[str(collection.metadata["corpus"])] = client.get_collection(
+                    collection.name, embedding_function=embedder.function  # type: ignore[arg-type]
                 )
-            else:
-                self._collection = client.get_collection(collection, embedding_function=embedder.function)  # type: ignore[arg-type]
-        except ChromaNotFoundError as e:
-            self.close()
-            raise BackendUnavailableError(
-                f"no vector collection {collection!r} for this index generation; "
-                "rebuild the index: ragmcp ingest --rebuild"
-            ) from e
 
     @classmethod
     def embedded(cls, path: Path, embedder: Embedder) -> ChromaStore:
-        """The collection in a generation's own ``chroma/`` directory (created if missing)."""
+        """The collections in a generation's own ``chroma/`` directory (created if missing)."""
         client = chromadb.PersistentClient(path=str(path), settings=ChromaSettings(anonymized_telemetry=False))
-        return cls(client, COLLECTION, embedder, create=True)
+        return cls(client, EMBEDDED_PREFIX, embedder, create=True)
 
     @classmethod
     def private_copy(cls, path: Path, embedder: Embedder) -> ChromaStore:
-        """A copy of the embedded collection at ``path`` in the temporary directory, deleted on close."""
+        """A copy of the embedded collections at ``path`` in the temporary directory, deleted on close."""
         scratch = Path(tempfile.mkdtemp(prefix="ragmcp-vectors-"))
         try:
             shutil.copytree(path, scratch, dirs_exist_ok=True)
@@ -91,54 +95,77 @@ class ChromaStore:
         except BaseException:
             shutil.rmtree(scratch, ignore_errors=True)
             raise
-        return cls(client, COLLECTION, embedder, create=False, scratch=scratch)
+        return cls(client, EMBEDDED_PREFIX, embedder, create=False, scratch=scratch)
 
     @classmethod
-    def on_server(cls, url: str, collection: str, embedder: Embedder, *, create: bool = False) -> ChromaStore:
-        """A collection on the Chroma server at ``url``; a reader (``create=False``) requires it to exist."""
-        return cls(connect_server(url), collection, embedder, create=create)
+    def on_server(cls, url: str, prefix: str, embedder: Embedder, *, create: bool = False) -> ChromaStore:
+        """The collections named ``<prefix>-<hash>`` on the Chroma server at ``url``."""
+        return cls(connect_server(url), prefix, embedder, create=create)
 
     def close(self) -> None:
         self._client.close()  # type: ignore[attr-defined]  # in chromadb 1.x, missing from ClientAPI's stubs
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
 
+    def corpora(self) -> list[str]:
+        """The corpora with a collection, sorted."""
+        return sorted(self._collections)
+
     def count(self) -> int:
-        return self._collection.count()
+        return sum(c.count() for c in self._collections.values())
+
+    def _collection(self, corpus: str) -> Collection:
+        """``corpus``'s collection, created on first use (a writer only)."""
+        if corpus not in self._collections:
+            if not self._create:
+                raise RuntimeError(f"read-only vector store has no collection for corpus {corpus!r}")
+            self._collections[corpus] = self._client.get_or_create_collection(
+                collection_name(self._prefix, corpus), embedding_function=self._embedder.function,  # type: ignore[arg-type]
+                configuration=copy.deepcopy(CONFIGURATION),  # Chroma adds the function to the dict it gets
+                metadata={"corpus": corpus},
+            )  # fmt: skip
+        return self._collections[corpus]
 
     def copy_from(self, source: ChromaStore) -> None:
-        """Add every record of ``source`` (ids, vectors, texts, metadata) to this store."""
-        for offset in range(0, source.count(), ADD_BATCH):
-            batch = source._collection.get(
-                include=["embeddings", "documents", "metadatas"], limit=ADD_BATCH, offset=offset
-            )
-            self._collection.add(
-                ids=batch["ids"], embeddings=batch["embeddings"], documents=batch["documents"],
-                metadatas=batch["metadatas"],
-            )  # fmt: skip
+        """Add every record of ``source`` (ids, vectors, texts, metadata) to this store, corpus by corpus."""
+        for corpus, collection in source._collections.items():
+            target = self._collection(corpus)
+            for offset in range(0, collection.count(), ADD_BATCH):
+                batch = collection.get(include=["embeddings", "documents", "metadatas"], limit=ADD_BATCH, offset=offset)
+                target.add(
+                    ids=batch["ids"], embeddings=batch["embeddings"], documents=batch["documents"],
+                    metadatas=batch["metadatas"],
+                )  # fmt: skip
 
     def add(self, records: Sequence[VectorRecord]) -> None:
-        for start in range(0, len(records), ADD_BATCH):
-            batch = records[start : start + ADD_BATCH]
-            self._collection.add(
-                ids=[r.id for r in batch],
-                embeddings=np.stack([r.embedding for r in batch]),
-                documents=[r.text for r in batch],
-                metadatas=[
-                    {"corpus": r.corpus, "doc_id": r.doc_id, "doc_key": f"{r.corpus}:{r.doc_id}", "chunk": r.chunk}
-                    for r in batch
-                ],
-            )
+        by_corpus: dict[str, list[VectorRecord]] = {}
+        for r in records:
+            by_corpus.setdefault(r.corpus, []).append(r)
+        for corpus, group in by_corpus.items():
+            collection = self._collection(corpus)
+            for start in range(0, len(group), ADD_BATCH):
+                batch = group[start : start + ADD_BATCH]
+                collection.add(
+                    ids=[r.id for r in batch],
+                    embeddings=np.stack([r.embedding for r in batch]),
+                    documents=[r.text for r in batch],
+                    metadatas=[{"doc_id": r.doc_id, "doc_key": f"{r.corpus}:{r.doc_id}", "chunk": r.chunk} for r in batch],
+                )
 
     def delete_documents(self, corpus: str, doc_ids: Sequence[str]) -> None:
+        collection = self._collections.get(corpus)
+        if collection is None:
+            return
         keys = [f"{corpus}:{d}" for d in doc_ids]
         for start in range(0, len(keys), ADD_BATCH):
             where: dict[str, Any] = {"doc_key": {"$in": keys[start : start + ADD_BATCH]}}
-            self._collection.delete(where=where)
+            collection.delete(where=where)
 
-    def delete_corpus(self, corpus: str) -> None:
-        """Remove every chunk of ``corpus``."""
-        self._collection.delete(where={"corpus": corpus})
+    def remove_corpus(self, corpus: str) -> None:
+        """Drop ``corpus``'s collection (nothing to do when it has none)."""
+        collection = self._collections.pop(corpus, None)
+        if collection is not None:
+            self._client.delete_collection(collection.name)
 
     def query(
         self,
@@ -148,28 +175,33 @@ class ChromaStore:
         corpora: Sequence[str] | None = None,
         doc_keys: set[str] | None = None,
     ) -> list[tuple[str, float]]:
-        """(citation id, cosine similarity) of the ``k`` nearest chunks in ``corpora`` (None: all), best first."""
-        if (doc_keys is not None and not doc_keys) or (corpora is not None and not corpora):
-            return []
-        conditions: list[dict[str, Any]] = []
-        if corpora is not None:
-            conditions.append({"corpus": corpora[0]} if len(corpora) == 1 else {"corpus": {"$in": list(corpora)}})
-        if doc_keys is not None:
-            conditions.append({"doc_key": {"$in": sorted(doc_keys)}})
-        where: dict[str, Any] | None = None
-        if len(conditions) == 1:
-            where = conditions[0]
-        elif conditions:
-            where = {"$and": conditions}
-        result = self._collection.query(
-            query_embeddings=[embedding], n_results=k, where=where, include=["distances"]  # type: ignore[arg-type]
-        )
-        ids, distances = result["ids"][0], (result["distances"] or [[]])[0]
-        return [(i, 1.0 - float(d)) for i, d in zip(ids, distances)]
+        """(citation id, cosine similarity) of the ``k`` nearest chunks in ``corpora`` (None: all), best first
+        (ties by id): the ``k`` nearest of each corpus's collection, merged."""
+        names = self.corpora() if corpora is None else sorted(set(corpora) & set(self._collections))
+        found: list[tuple[str, float]] = []
+        for name in names:
+            where: dict[str, Any] | None = None
+            if doc_keys is not None:
+                keys = sorted(key for key in doc_keys if key.startswith(f"{name}:"))
+                if not keys:
+                    continue
+                where = {"doc_key": {"$in": keys}}
+            result = self._collections[name].query(
+                query_embeddings=[embedding], n_results=k, where=where, include=["distances"]  # type: ignore[arg-type]
+            )
+            ids, distances = result["ids"][0], (result["distances"] or [[]])[0]
+            found.extend((i, 1.0 - float(d)) for i, d in zip(ids, distances))
+        return sorted(found, key=lambda hit: (-hit[1], hit[0]))[:k]
+
+
+def collection_name(prefix: str, corpus: str) -> str:
+    """The collection of ``corpus``: ``<prefix>-<12 hex digits of its name's SHA-256>`` (Chroma allows
+    3-63 characters of a restricted alphabet, so the name itself may not fit)."""
+    return f"{prefix}-{hashlib.sha256(corpus.encode()).hexdigest()[:12]}"
 
 
 def server_collection_name(generation: str) -> str:
-    """The Chroma server collection holding the vectors of index generation ``generation``."""
+    """The prefix of the Chroma server collections holding the vectors of index generation ``generation``."""
     return f"{SERVER_COLLECTION_PREFIX}{generation}"
 
 
@@ -196,11 +228,13 @@ def drop_server_collections(url: str, generations: Sequence[str]) -> None:
         return
     client = connect_server(url)
     try:
-        for name in map(server_collection_name, generations):
-            try:
-                client.delete_collection(name)
-            except ChromaNotFoundError:
-                pass  # an abandoned staging run may not have got as far as creating it
+        prefixes = tuple(f"{server_collection_name(g)}-" for g in generations)
+        for collection in client.list_collections():
+            if collection.name.startswith(prefixes):
+                try:
+                    client.delete_collection(collection.name)
+                except ChromaNotFoundError:
+                    pass  # deleted meanwhile by another run
     finally:
         client.close()  # type: ignore[attr-defined]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from mcp_server.models import Citation, SqlResult
+from mcp_server.models import Citation, SqlResult, describe_location
 from mcp_server.surface.tools import DocumentResult, SearchResult
 
 
@@ -47,7 +47,8 @@ def render_document(document: DocumentResult) -> str:
     if not starts or starts[0] > 0:
         parts.append(text[: starts[0] if starts else len(text)].strip())
     for span, start, end in zip(document.chunks, starts, [*starts[1:], len(text)]):
-        parts.append(f"[{span.citation_id}]\n{text[start:end].strip()}")
+        where = describe_location(span.page, span.page_end, document.page_kind, span.line_start, span.line_end)
+        parts.append(f"[{span.citation_id}]{f' ({where})' if where else ''}\n{text[start:end].strip()}")
     if document.truncated:
         note = "Cut to stay within the size limit"
         if document.next_chunk is not None:
@@ -69,12 +70,14 @@ def render_sql(result: SqlResult) -> str:
 
 
 def _provenance(citation: Citation) -> str:
-    """'Title › Section — source (updated …; url)' for one hit."""
+    """'Title › Section — source, p. 12 (updated …; url)' for one hit."""
     location = citation.title
     section = citation.section.removeprefix(f"{citation.title} > ")
     if section and section != citation.title:
         location = f"{citation.title} › {section}"
-    return f"{location} — {citation.source}{_details(citation.updated, citation.url)}"
+    where = citation.location()
+    source = f"{citation.source}, {where}" if where else citation.source
+    return f"{location} — {source}{_details(citation.updated, citation.url)}"
 
 
 def _details(updated: date | None, url: str | None, *more: str) -> str:

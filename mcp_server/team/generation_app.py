@@ -98,18 +98,18 @@ def _session_manager(shared: SharedParts, tools: RetrievalTools, grant: Grant) -
 def generation_health(tools: RetrievalTools, *, name_contents: bool) -> dict[str, object]:
     """What ``/healthz`` reports about the generation being served.
 
-    Without ``name_contents`` the corpus and database names are left out: they are for token holders only.
+    Without ``name_contents`` the corpus and database names and the document and chunk counts
+    are left out: they are for token holders only, and a client must not learn another team's size.
     """
     manifest = tools.retriever.manifest
     health: dict[str, object] = {
         "generation": manifest.generation,
         "created": manifest.created,
         "embedding_model": manifest.embedding_model,
-        "documents": manifest.documents,
-        "chunks": manifest.chunks,
         "vectors": manifest.vector_collection or "embedded",
     }
     if name_contents:
+        health["documents"], health["chunks"] = manifest.documents, manifest.chunks
         health["corpora"] = {c.name: {"documents": c.documents, "chunks": c.chunks} for c in tools.retriever.corpora()}
         health["database"] = tools.database.name if tools.database is not None else None
     return health

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from client_agent.calculation import arithmetic
 from client_agent.connection import Catalog, CorpusSummary
 from client_agent.planning import (
     about_the_knowledge,
-    arithmetic,
     database_tables,
     resolve_follow_up,
     route,

@@ -10,8 +10,10 @@ import pytest
 from mcp_server.documents.corpus import (
     ChunkingOptions,
     CorpusConfig,
+    SkippedFile,
     discover_documents,
     load_corpus_config,
+    scan_corpus,
     slugify_name,
 )
 from mcp_server.errors import IngestError
@@ -195,27 +197,67 @@ def test_discovery_skips_hidden_unsupported_and_config_files(tmp_path: Path) -> 
         ".git/notes.md",
         "drafts/.wip/x.md",
         "notes.docx",
+        "photo.png",
         "README",
     )
 
-    documents = discover_documents(load_corpus_config(root))
+    scan = scan_corpus(load_corpus_config(root))
 
-    assert [(document.doc_id, document.relpath) for document in documents] == [
+    assert [(document.doc_id, document.relpath) for document in scan.files] == [
         ("B", "B.txt"),
         ("a", "a.markdown"),
         ("b/a", "b/a.HTML"),
         ("b/z", "b/z.md"),
         ("manual", "manual.pdf"),
+        ("notes", "notes.docx"),
         ("page", "page.htm"),
+    ]
+    assert scan.hidden == [".git", ".hidden.md", "drafts/.wip"]
+    assert scan.skipped == []
+
+
+def test_documents_table_adds_and_removes_suffixes(tmp_path: Path) -> None:
+    root = write_config(
+        tmp_path / "c", 'name = "c"\ndescription = "d"\n[documents]\ninclude = [".LOG"]\nexclude = [".json", ".py"]\n'
+    )
+    make_files(root, "a.md", "run.log", "data.json", "tool.py", "deck.pptx")
+
+    config = load_corpus_config(root)
+
+    assert ".log" in config.suffixes and not {".json", ".py"} & config.suffixes
+    assert [document.relpath for document in discover_documents(config)] == ["a.md", "deck.pptx", "run.log"]
+
+
+@pytest.mark.parametrize("table", ['include = ".log"', 'include = ["log"]', 'exclude = [".a/b"]', 'only = [".md"]'])
+def test_documents_table_is_checked(tmp_path: Path, table: str) -> None:
+    root = write_config(tmp_path / "c", f'name = "c"\ndescription = "d"\n[documents]\n{table}\n')
+
+    with pytest.raises(IngestError, match=r"corpus\.toml: (\[documents\] (include|exclude) must be a list of file "
+                       r"suffixes|unknown key 'only')"):
+        load_corpus_config(root)
+
+
+def test_files_over_the_size_limit_are_skipped_with_the_setting_to_raise(tmp_path: Path) -> None:
+    root = tmp_path / "c"
+    make_files(root, "small.md")
+    (root / "big.txt").write_text("word " * 300_000, encoding="utf-8")
+
+    scan = scan_corpus(load_corpus_config(root), max_file_bytes=1_048_576)
+
+    assert [document.relpath for document in scan.files] == ["small.md"]
+    assert scan.skipped == [
+        SkippedFile("big.txt", "1.4 MB, over the size limit of 1 MB; raise RAGMCP_MAX_FILE_MB or split the file")
     ]
 
 
-def test_two_files_with_one_doc_id_are_refused(tmp_path: Path) -> None:
+def test_second_file_with_a_taken_doc_id_is_skipped(tmp_path: Path) -> None:
     root = tmp_path / "c"
     make_files(root, "hr/a.md", "hr/a.txt")
 
-    with pytest.raises(IngestError, match="'hr/a.md' and 'hr/a.txt' both map to doc_id 'hr/a'"):
-        discover_documents(load_corpus_config(root))
+    scan = scan_corpus(load_corpus_config(root))
+
+    assert [document.relpath for document in scan.files] == ["hr/a.md"]
+    assert scan.skipped == [SkippedFile("hr/a.txt", "same doc_id as hr/a.md; rename one of them")]
 
 
 def test_symlinks_never_lead_outside_the_corpus(tmp_path: Path) -> None:
@@ -228,10 +270,19 @@ def test_symlinks_never_lead_outside_the_corpus(tmp_path: Path) -> None:
     (root / "alias.md").symlink_to(root / "real.md")
     (root / "loop").symlink_to(root, target_is_directory=True)
     (root / "broken.md").symlink_to(root / "missing.md")
+    (root / "cycle.md").symlink_to(root / "cycle.md")
+    (root / "photo.png").symlink_to(outside / "secret.md")
 
-    documents = discover_documents(load_corpus_config(root))
+    scan = scan_corpus(load_corpus_config(root))
 
-    assert [document.relpath for document in documents] == ["alias.md", "real.md"]
+    assert [document.relpath for document in scan.files] == ["alias.md", "real.md"]
+    reasons = {skip.source: skip.reason for skip in scan.skipped}
+    assert list(reasons) == ["broken.md", "cycle.md", "leak.md", "leakdir", "loop"]  # not photo.png: no document
+    assert reasons["broken.md"] == "broken symlink; remove the link"
+    assert reasons["cycle.md"] == "symlink loop; remove the link"
+    assert reasons["leak.md"].startswith(f"symlink to {(outside / 'secret.md').resolve()}, outside the corpus folder")
+    assert reasons["leakdir"].startswith("symlinked folder, not followed")
+    assert reasons["loop"].startswith("symlinked folder, not followed")
 
 
 def test_unreadable_folder_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -246,5 +297,7 @@ def test_unreadable_folder_is_reported(tmp_path: Path, monkeypatch: pytest.Monke
 
     monkeypatch.setattr(Path, "iterdir", iterdir)
 
-    with pytest.raises(IngestError, match="Cannot list the corpus folder .*locked"):
-        discover_documents(load_corpus_config(root))
+    scan = scan_corpus(load_corpus_config(root))
+
+    assert scan.files == []
+    assert scan.skipped == [SkippedFile("locked/", "cannot list the folder: Permission denied")]

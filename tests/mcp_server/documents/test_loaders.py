@@ -10,6 +10,7 @@ from pypdf import PdfWriter
 
 from mcp_server.documents.corpus import SUPPORTED_SUFFIXES
 from mcp_server.documents.loaders import LoadedDocument, load_document
+from mcp_server.documents.locations import LineMark
 from mcp_server.errors import IngestError
 from scripts.text_pdf import write_text_pdf
 
@@ -51,6 +52,7 @@ def test_markdown_front_matter_becomes_metadata_and_leaves_the_text(tmp_path: Pa
         date=datetime.date(2024, 1, 15),
         url="https://intranet.example/leave",
         extra={"owner": "People Ops", "version": "3", "reviewers": "Ann, Bo"},
+        lines=(LineMark(0, 12),),  # the text starts on line 12 of the file
     )
 
 
@@ -192,15 +194,17 @@ def test_undecodable_text_is_refused(tmp_path: Path) -> None:
         load_document(path)
 
 
-def test_unsupported_suffix_and_missing_file_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(IngestError, match="unsupported file type"):
+def test_damaged_file_and_missing_file_are_refused_other_suffixes_read_as_text(tmp_path: Path) -> None:
+    with pytest.raises(IngestError, match=r"a.docx is not a readable Word \(.docx\) file"):
         load_document(write(tmp_path / "a.docx", "x"))
+    assert load_document(write(tmp_path / "notes.org", "* plain")).text == "* plain"
     with pytest.raises(IngestError, match="Cannot read"):
         load_document(tmp_path / "missing.md")
 
 
-def test_every_discovered_suffix_has_a_loader(tmp_path: Path) -> None:
-    for suffix in SUPPORTED_SUFFIXES:
+def test_every_discovered_text_suffix_reads_its_text(tmp_path: Path) -> None:
+    """Binary formats and tables have tests of their own (test_formats.py)."""
+    for suffix in SUPPORTED_SUFFIXES - {".docx", ".pptx", ".xlsx", ".csv", ".tsv"}:
         path = tmp_path / f"doc{suffix}"
         if suffix == ".pdf":
             write_text_pdf(path, "Doc", ["hello"])

@@ -77,3 +77,24 @@ def test_normalisation_keeps_the_order_and_a_weak_best_match_stays_weak(store: W
 def test_unknown_idf_formula_is_refused(index_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown IDF formula 'bm15'"):
         WhooshIndex(index_path, idf="bm15")  # type: ignore[arg-type]
+
+
+def test_a_search_uses_the_statistics_of_exactly_the_corpora_it_searches(tmp_path: Path) -> None:
+    alone = WhooshIndex(tmp_path / "alone")
+    alone.update([], [KeywordRecord(f"c:{d}#0", "c", d, text) for d, text in CHUNKS.items()])
+    shared = WhooshIndex(tmp_path / "shared")
+    shared.update([], [KeywordRecord(f"c:{d}#0", "c", d, text) for d, text in CHUNKS.items()])
+    shared.update([], [KeywordRecord(f"x:{i}#0", "x", str(i), "alpha beta beta omega") for i in range(5)])
+    try:
+        for normalize in (False, True):
+            expected = alone.search("alpha beta omega", 10, normalize=normalize)
+            assert shared.search("alpha beta omega", 10, corpora=["c"], normalize=normalize) == expected
+        both = dict(shared.search("alpha beta", 10))  # both corpora: N = 9, df(alpha) = 7, df(beta) = 6
+        assert both["c:d1#0"] == pytest.approx(lucene_idf(7, 9) + lucene_idf(6, 9), rel=1e-6)  # all 4 words long
+        assert shared.corpora() == ["c", "x"]
+        shared.remove_corpus("x")
+        assert shared.corpora() == ["c"] and not (tmp_path / "shared" / "x").exists()
+        assert shared.search("alpha beta omega", 10) == alone.search("alpha beta omega", 10)
+    finally:
+        alone.close()
+        shared.close()

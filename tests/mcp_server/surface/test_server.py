@@ -132,7 +132,8 @@ async def test_get_document_marks_each_chunk_where_it_starts(client: Client) -> 
     assert view["citation"]["id"] == "acme:policies/travel#2"
     text = text_of(result)
     assert text.startswith("acme:policies/travel — Travel Policy — policies/travel.md")
-    assert "[acme:policies/travel#2]\n## Daily allowance" in text
+    assert "[acme:policies/travel#2] (lines 29–" in text and ")\n## Daily allowance" in text  # line 29 of the file
+    assert view["chunks"][0]["line_start"] == 29
 
 
 async def test_large_results_are_cut_to_the_limit(acme: Retriever, server_settings: Settings) -> None:

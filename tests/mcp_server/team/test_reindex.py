@@ -152,7 +152,7 @@ async def test_after_a_reingest_a_team_token_still_reads_only_its_corpora_within
             while served_generations(server.http, probes=1) != {published}:
                 await anyio.sleep(0.2)
         health = httpx.get(f"{server.http.url}/healthz").json()
-        assert health["documents"] == 2 and "corpora" not in health and "teamb" not in json.dumps(health)
+        assert "documents" not in health and "corpora" not in health and "teamb" not in json.dumps(health)
 
         assert post_tools_list(server, tokens["limited"]).status_code == 429  # its rate outlives the switch
         async with connect(server, "team-a") as client:

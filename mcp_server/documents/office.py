@@ -1,0 +1,175 @@
+"""Loaders of Office Open XML files: Word (``.docx``), PowerPoint (``.pptx``) and Excel (``.xlsx``).
+
+- **Word** (python-docx): paragraphs and tables in document order. Paragraphs styled
+  ``Title`` or ``Heading 1``-``Heading 9`` become ``#`` heading lines (``Title`` as level 1,
+  ``Heading n`` one level below it when the document has a title), list paragraphs ``- ``
+  items, table rows lines of cells joined by `` | ``. The title comes from the document
+  properties, else the first level-1 heading; ``category``, ``keywords`` (as tags) and the
+  modification date come from the properties too. Word files have no fixed pages.
+- **PowerPoint** (python-pptx): one section per slide, headed by its title (``Slide n``
+  without one), with the text of every shape (grouped ones and tables included) and the
+  speaker notes; ``page`` is the slide number.
+- **Excel** (openpyxl, read-only, cached formula values): one section per sheet, headed by
+  the sheet's name, each row one record line (:mod:`mcp_server.documents.tables`);
+  ``page`` is the sheet name and lines are row numbers. Hidden sheets are included.
+
+The three libraries are imported when a file of their kind is loaded, so a corpus without
+Office files does not pay for them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from mcp_server.documents.loaded import LoadedDocument, Structure, make_document
+from mcp_server.documents.locations import PageMark
+from mcp_server.documents.tables import TableText
+from mcp_server.errors import IngestError
+
+_HEADING_STYLE_RE = re.compile(r"Heading ([1-9])")
+
+
+@contextmanager
+def _parsing(path: Path, kind: str) -> Iterator[None]:
+    """Turn whatever a parser raises on a damaged or foreign file into one clear IngestError."""
+    try:
+        yield
+    except IngestError:
+        raise
+    except Exception as error:  # noqa: BLE001 - parsers raise many types (zipfile, lxml, KeyError...) on bad files
+        raise IngestError(
+            f"{path} is not a readable {kind} file ({type(error).__name__}: {error}); if it is an older format "
+            "or password-protected, open it and save it again without a password in the current format."
+        ) from error
+
+
+def load_docx(path: Path) -> LoadedDocument:
+    with _parsing(path, "Word (.docx)"):
+        import docx
+
+        document = docx.Document(str(path))
+        blocks = list(_docx_blocks(document))
+        return make_document(path, "\n\n".join(blocks), Structure(fields=_properties(document.core_properties)))
+
+
+def _docx_blocks(document: Any) -> Iterator[str]:
+    from docx.table import Table
+
+    items = list(document.iter_inner_content())
+    has_title = any(not isinstance(item, Table) and _style(item) == "Title" for item in items)
+    for item in items:
+        if isinstance(item, Table):
+            rows = [" | ".join(_distinct(cell.text for cell in row.cells)) for row in item.rows]
+            if any(rows):
+                yield "\n".join(row for row in rows if row)
+            continue
+        text = " ".join(item.text.split())
+        if not text:
+            continue
+        style = _style(item)
+        heading = _HEADING_STYLE_RE.fullmatch(style)
+        if style == "Title":
+            yield f"# {text}"
+        elif heading:
+            yield f"{'#' * min(6, int(heading.group(1)) + has_title)} {text}"
+        elif style.startswith("List"):
+            yield f"- {text}"
+        else:
+            yield text
+
+
+def _style(paragraph: Any) -> str:
+    style = paragraph.style
+    return str(style.name) if style is not None and style.name else ""
+
+
+def _distinct(cells: Iterator[str]) -> list[str]:
+    """Cell texts with a merged cell (repeated in each grid cell it spans) given once."""
+    texts: list[str] = []
+    for text in (" ".join(cell.split()) for cell in cells):
+        if text and (not texts or texts[-1] != text):
+            texts.append(text)
+    return texts
+
+
+def load_pptx(path: Path) -> LoadedDocument:
+    with _parsing(path, "PowerPoint (.pptx)"):
+        import pptx
+
+        presentation = pptx.Presentation(str(path))
+        parts: list[str] = []
+        pages: list[PageMark] = []
+        length = 0
+        for number, slide in enumerate(presentation.slides, start=1):
+            block = "\n\n".join(_slide_blocks(slide, number))
+            if parts:
+                length += 2
+            pages.append(PageMark(length, number))
+            parts.append(block)
+            length += len(block)
+        structure = Structure(pages=pages, page_kind="slide", fields=_properties(presentation.core_properties))
+        return make_document(path, "\n\n".join(parts), structure)
+
+
+def _slide_blocks(slide: Any, number: int) -> Iterator[str]:
+    title_shape = slide.shapes.title
+    has_title = title_shape is not None and title_shape.has_text_frame
+    title = " ".join(title_shape.text_frame.text.split()) if has_title else ""
+    yield f"# {title or f'Slide {number}'}"
+    for shape in _shapes(slide.shapes):
+        if title_shape is not None and shape.shape_id == title_shape.shape_id:
+            continue
+        if getattr(shape, "has_text_frame", False):
+            lines = [("  " * p.level) + " ".join(p.text.split()) for p in shape.text_frame.paragraphs]
+            text = "\n".join(line for line in lines if line.strip())
+            if text:
+                yield text
+        elif getattr(shape, "has_table", False):
+            rows = [" | ".join(_distinct(cell.text for cell in row.cells)) for row in shape.table.rows]
+            if any(rows):
+                yield "\n".join(row for row in rows if row)
+    if slide.has_notes_slide:
+        notes = slide.notes_slide.notes_text_frame
+        text = " ".join(notes.text.split()) if notes is not None else ""
+        if text:
+            yield f"Speaker notes: {text}"
+
+
+def _shapes(shapes: Any) -> Iterator[Any]:
+    """Every shape, the members of groups included, in reading order."""
+    for shape in shapes:
+        if hasattr(shape, "shapes"):  # a group shape
+            yield from _shapes(shape.shapes)
+        else:
+            yield shape
+
+
+def load_xlsx(path: Path) -> LoadedDocument:
+    with _parsing(path, "Excel (.xlsx)"):
+        import openpyxl
+
+        workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
+        try:
+            table = TableText()
+            for sheet in workbook.worksheets:
+                table.rows(enumerate(sheet.iter_rows(values_only=True), start=1), sheet=sheet.title)
+            return table.document(path, "sheet", _properties(workbook.properties))
+        finally:
+            workbook.close()
+
+
+def _properties(properties: Any) -> dict[str, object]:
+    """Title, category, keywords (as tags) and modification date from Office document properties."""
+    fields: dict[str, object] = {}
+    for name, key in (("title", "title"), ("category", "category"), ("keywords", "tags")):
+        value = getattr(properties, name, None)
+        if isinstance(value, str) and value.strip():
+            fields[key] = value.strip()
+    modified = getattr(properties, "modified", None)
+    if modified is not None:
+        fields["date"] = modified
+    return fields
