@@ -115,7 +115,8 @@ class ServerConnectionError(ConnectionError):
 async def connect(
     server_url: str | None = None, token: str | None = None, server_env: dict[str, str] | None = None
 ) -> AsyncIterator[ToolServer]:
-    """Connect to ``server_url`` (streamable HTTP), or spawn ``ragmcp serve`` over stdio when it is None.
+    """Connect to ``server_url`` (streamable HTTP), or spawn ``ragmcp serve --wait-for-index`` over stdio
+    when it is None (the index is brought up to date before the first question).
 
     The spawned server gets ``server_env`` (default: this process's environment, so the
     user's ``RAGMCP_*`` settings apply) and shares this process's stderr for its logs. A URL
@@ -126,7 +127,8 @@ async def connect(
         async with AsyncExitStack() as stack:
             if server_url is None:
                 transport: Any = StdioServerParameters(
-                    command=sys.executable, args=["-m", "mcp_server", "serve"],
+                    # A one-shot question needs the index first; a desktop host would rather not wait.
+                    command=sys.executable, args=["-m", "mcp_server", "serve", "--wait-for-index"],
                     env=dict(os.environ) if server_env is None else server_env,
                 )
             else:

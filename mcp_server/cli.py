@@ -20,6 +20,8 @@ from rich.console import Console
 
 from mcp_server.cli_support import handle_errors, load_settings, with_overrides
 from mcp_server.errors import IndexMissingError
+from mcp_server.indexing.cli import corpus, say_waiting
+from mcp_server.indexing.configured import configured_names
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.indexing.watch_cli import watch
 from mcp_server.indexing.ingest import IngestReport, ingest
@@ -35,7 +37,7 @@ from mcp_server.sql.guard import ReadOnlyDatabase
 from mcp_server.team.cli import token
 from mcp_server.team.tokens import read_tokens
 
-stderr = Console(stderr=True)
+stderr = Console(stderr=True, soft_wrap=True)  # whole lines in a host's log, not wrapped at 80 columns
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -49,26 +51,16 @@ def main(ctx: click.Context, data_dir: Path | None) -> None:
 
 
 def print_ingest_report(report: IngestReport) -> None:
-    for c in report.corpora:
-        for line in c.skip_lines():
-            stderr.print(line, highlight=False, markup=False, soft_wrap=True)
-        skipped = f", {len(c.skipped)} skipped" if c.skipped else ""
-        stderr.print(
-            f"{c.name}: {len(c.added)} added, {len(c.changed)} changed, {len(c.deleted)} deleted, {c.unchanged} unchanged"
-            f"{skipped}", soft_wrap=True,
-        )
-    if report.generation is None:
-        stderr.print("index is up to date; nothing to do")
-    else:
-        stderr.print(
-            f"published {report.generation}: {report.chunks_written} chunks written, "
-            f"{report.chunks_embedded} embedded, in {report.seconds:.1f} s"
-        )
+    for line in report.lines():
+        stderr.print(line, highlight=False, markup=False)
 
 
 def print_database_report(settings: Settings) -> None:
-    """Open the configured database (building the demo database when needed) and say what it holds."""
+    """Open the configured database (building it from its sources when needed) and say what it holds."""
     database = open_database(settings)
+    if database is None:
+        stderr.print("no SQL database configured (RAGMCP_DATABASE)", highlight=False)
+        return
     tables = database.schema()
     stderr.print(
         f"database {database.name}: {len(tables)} tables, {sum(t.row_count for t in tables):,} rows ({database.path})",
@@ -79,6 +71,8 @@ def print_database_report(settings: Settings) -> None:
 def database_status(settings: Settings) -> dict[str, Any]:
     """Where the configured database is and its tables with row counts; builds nothing."""
     path = database_path(settings)
+    if path is None:
+        return {"path": None, "built": False}
     if not path.is_file():
         return {"path": str(path), "built": False}
     tables = ReadOnlyDatabase(path, timeout_s=settings.sql_timeout_s).schema()
@@ -90,7 +84,7 @@ def ensure_index(settings: Settings) -> None:
     if IndexLayout(settings.index_dir).current() is None:
         stderr.print(f"no index yet at {settings.index_dir}; building it from the configured corpora")
         with stderr_progress(stderr) as progress:
-            print_ingest_report(ingest(settings, progress=progress))
+            print_ingest_report(ingest(settings, progress=progress, on_wait=say_waiting))
 
 
 def open_retriever(settings: Settings) -> Retriever:
@@ -110,15 +104,24 @@ def ingest_command(settings: Settings, targets: tuple[str, ...], rebuild: bool, 
     """Build or update the index from corpus folders, and the demo database.
 
     TARGETS are corpus folders or names of known corpora; with none, every configured
-    corpus (RAGMCP_CORPORA, default: the bundled demo corpora) and every corpus already
-    in the index is brought up to date. Unchanged documents cost nothing. The demo
-    database is rebuilt from its sources when they changed (a database configured with
-    RAGMCP_DATABASE is only opened). A file that cannot be indexed is skipped with a line
-    saying why; the rest is indexed.
+    corpus (RAGMCP_CORPORA, default: the bundled demo corpora) is brought up to date.
+    Unchanged documents cost nothing. Only configured corpora are served, and --rebuild
+    keeps only those. A database built from sources (the demo database, or a folder in
+    RAGMCP_DATABASE) is rebuilt when they changed. Another ingestion running on the data
+    dir is waited for. A file that cannot be indexed is skipped with a line saying why;
+    the rest is indexed.
     """
     with stderr_progress(stderr) as progress:
-        report = ingest(settings, targets, rebuild=rebuild, progress=progress)
+        report = ingest(settings, targets, rebuild=rebuild, progress=progress, on_wait=say_waiting)
     print_ingest_report(report)
+    served = configured_names(settings)
+    for c in report.corpora:
+        if c.name not in served:
+            stderr.print(
+                f"note: {c.name} is not in RAGMCP_CORPORA, so it is indexed but not served; add its folder there "
+                f"to serve it, or delete it with: ragmcp corpus remove {c.name}",
+                highlight=False,
+            )
     print_database_report(settings)
     skipped = sum(len(c.skipped) for c in report.corpora)
     if strict and skipped:
@@ -226,6 +229,11 @@ def doc(settings: Settings, ref: str, corpus: str | None, chunk: int | None, win
 def sql(settings: Settings, query: str, params: tuple[str, ...], max_rows: int | None, schema: bool, as_json: bool) -> None:
     """Run one read-only SELECT on the configured database; the result cites the query."""
     database = open_database(settings)
+    if database is None:
+        raise click.ClickException(
+            "no SQL database is configured: set RAGMCP_DATABASE to a SQLite file or a folder of database sources "
+            "(schema.json and one CSV per table). Unset, the demo database goes with the bundled demo corpora only."
+        )
     if schema:
         click.echo(database.schema_text() + "\n")
     result = database.query(query, list(params) or None, max_rows=max_rows)
@@ -265,7 +273,7 @@ def status(settings: Settings, as_json: bool) -> None:
             "index": str(retriever.generation), "built": True, "generation": manifest.generation,
             "created": manifest.created, "embedding_model": manifest.embedding_model,
             "dimension": manifest.dimension, "documents": manifest.documents, "chunks": manifest.chunks,
-            "corpora": [c.model_dump() for c in corpora], "database": database,
+            "corpora": [c.model_dump() for c in corpora], "not_configured": retriever.unserved, "database": database,
             "last_ingest": last_ingest,
         }
     finally:
@@ -278,7 +286,12 @@ def status(settings: Settings, as_json: bool) -> None:
     click.echo(f"{manifest.documents} documents, {manifest.chunks} chunks")
     for c in corpora:
         click.echo(f"  {c.name}: {c.documents} documents, {c.chunks} chunks — {textwrap.shorten(c.description, 90)}")
+    if retriever.unserved:
+        click.echo(f"  not configured, not served: {', '.join(retriever.unserved)} (ragmcp corpus remove NAME)")
     _echo_last_ingest(last_ingest)
+    if database["path"] is None:
+        click.echo("database: none configured (RAGMCP_DATABASE)")
+        return
     if not database["built"]:
         click.echo(f"database: not built yet at {database['path']} (run ragmcp ingest)")
         return
@@ -321,23 +334,30 @@ def _echo_last_ingest(run: dict[str, Any] | None) -> None:
               help="HTTP: the audit log, one JSON line per call (env RAGMCP_AUDIT_LOG, default <data dir>/audit.jsonl).")
 @click.option("--watch", "watch_folders", is_flag=True,
               help="Re-index the corpus folders when their files change (as ragmcp watch does).")
+@click.option("--wait-for-index", is_flag=True,
+              help="Bring the index up to date before serving (for scripts and one-shot clients; hosts need not).")
 @click.pass_obj
 @handle_errors
 def serve(
     settings: Settings, transport: str, host: str | None, port: int | None, workers: int,
     allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], stateless: bool | None,
     max_body_bytes: int | None, tokens_file: Path | None, no_auth: bool, public_url: str | None,
-    audit_log: Path | None, watch_folders: bool,
+    audit_log: Path | None, watch_folders: bool, wait_for_index: bool,
 ) -> None:
     """Serve the retrieval tools over MCP (stdio by default; HTTP at /mcp with --transport http).
 
-    A missing index is built from the configured corpora first, with progress on stderr.
+    The configured corpora (RAGMCP_CORPORA) are served, and only they: on start the index is
+    brought in line with them in the background, unchanged documents costing nothing, while
+    the published index keeps serving. Over stdio the handshake never waits for that: until a
+    corpus is indexed, searching it says how far the build is. Over HTTP, a data dir with no
+    index at all is built first. Progress goes to stderr.
     Logs go to stderr; over stdio, stdout carries nothing but the protocol. Over HTTP with
     a tokens file, clients need a token and each reads only what its grant allows; without
     one, the server binds to loopback only, unless --no-auth.
     """
     # Imported here: the MCP SDK and uvicorn add a second to start-up, which other commands don't need.
-    from mcp_server.surface.server import serve_stdio
+    from mcp_server.indexing.background import BackgroundIngest
+    from mcp_server.surface.stdio import serve_stdio
     from mcp_server.team.http_app import serve_http
 
     settings = with_overrides(
@@ -346,18 +366,26 @@ def serve(
         tokens_file=tokens_file, public_url=public_url, audit_log=audit_log,
     )
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=LOG_FORMAT)
+    if wait_for_index:
+        with stderr_progress(stderr) as progress:
+            print_ingest_report(ingest(settings, progress=progress, on_wait=say_waiting))
     if transport == "http":
         if workers > 1 and not settings.stateless_http:
             raise click.ClickException("--workers above 1 needs --stateless: sessions live in one worker's memory")
         _check_auth(settings, no_auth)
-    ensure_index(settings)
     watching = start_watching(settings, logging.getLogger("mcp_server.watch").info) if watch_folders else None
     try:
         if transport == "stdio":
             serve_stdio(settings)
         else:
             stderr.print(f"audit log: {settings.audit_path}", soft_wrap=True, highlight=False)
-            serve_http(settings, workers)
+            ensure_index(settings)  # HTTP workers start from a published generation; later updates are followed
+            build = BackgroundIngest(settings)
+            build.start()
+            try:
+                serve_http(settings, workers)
+            finally:
+                build.stop()
     finally:
         if watching is not None:
             watching.stop()
@@ -397,3 +425,4 @@ def _check_auth(settings: Settings, no_auth: bool) -> None:
 main.add_command(token)
 main.add_command(install)
 main.add_command(watch)
+main.add_command(corpus)

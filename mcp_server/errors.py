@@ -29,6 +29,10 @@ class IndexMissingError(RetrievalError):
     """No index has been built yet at the configured location."""
 
 
+class IndexBuildingError(RetrievalError):
+    """The index (or the corpus asked for) is still being built; the message says how far and when to retry."""
+
+
 class EmbeddingModelMismatchError(RetrievalError):
     """The configured embedding model is not the one the index was built with."""
 

@@ -163,6 +163,9 @@ class CorpusInfo(BaseModel):
     language: str | None = None
     documents: int
     chunks: int
+    indexed: bool = Field(
+        default=True, description="False while the corpus is still being indexed: it cannot be searched yet."
+    )
 
 
 class ColumnInfo(BaseModel):

@@ -1,6 +1,8 @@
 """Progress of long work (ingestion) on stderr: a live bar on a terminal, plain log lines otherwise.
 
-stdout is never touched: it carries results, or the MCP protocol when serving over stdio.
+stdout is never touched: it carries results, or the MCP protocol when serving over stdio. Log
+lines are whole lines (give the console ``soft_wrap=True``: rich otherwise wraps at 80
+columns when stderr is not a terminal, cutting lines in a host's log).
 """
 
 from __future__ import annotations
@@ -104,7 +106,7 @@ class LogProgress:
 @contextmanager
 def stderr_progress(console: Console | None = None) -> Iterator[ProgressSink]:
     """A progress sink on stderr that suits where stderr goes."""
-    console = console or Console(stderr=True)
+    console = console or Console(stderr=True, soft_wrap=True)  # soft wrap: whole lines when not a terminal
     if console.is_terminal:
         columns = (
             TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(), _RateColumn(), TimeElapsedColumn()

@@ -6,9 +6,12 @@ Where things live:
   materialised demo database. Defaults to the per-user data directory.
 - ``corpora`` (``RAGMCP_CORPORA``, paths separated by ``os.pathsep``): the corpus folders
   that ``ragmcp ingest`` builds. Defaults to the bundled demo corpora.
-- ``database`` (``RAGMCP_DATABASE``): the SQLite file ``sql_query`` reads. Defaults to the
-  bundled demo database, built into the data dir from ``corpora/database/`` (``schema.json``
-  and one CSV per table) by ``ragmcp ingest`` or on first use, and rebuilt when they change.
+- ``database`` (``RAGMCP_DATABASE``): what ``sql_query`` reads: an existing SQLite file, or a
+  folder of database sources (``schema.json`` and one CSV per table, built into the data dir
+  and rebuilt when they change), or ``none`` for no SQL at all. Unset, the bundled demo
+  database (from ``corpora/database/``) is served together with the bundled demo corpora
+  only; with corpora of the user's own there is then no SQL. The corpora served are exactly
+  the configured ones (see :mod:`mcp_server.indexing.configured`).
 - ``chroma_url`` (``RAGMCP_CHROMA_URL``, e.g. ``http://127.0.0.1:8000``): keep the vectors
   on a Chroma server (``chroma run``) instead of inside the index directory.
 - ``embedding_model`` (``RAGMCP_EMBEDDING_MODEL``): the model spec (:mod:`mcp_server.embedding`);
@@ -55,7 +58,7 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir(APP_NAME)))
     corpora: Annotated[list[Path], NoDecode] = Field(default_factory=bundled_corpus_dirs)
-    database: Path | None = None
+    database: Literal["none"] | Path | None = None
 
     chroma_url: str | None = Field(
         default=None, description="Chroma server for the vectors (http(s)://host:port); unset: embedded store."
@@ -217,10 +220,23 @@ class Settings(BaseSettings):
             raise ValueError(f"chroma_url must look like http://HOST:PORT (the Chroma server's address), got {value!r}")
         return value.rstrip("/")
 
+    @field_validator("database", mode="before")
+    @classmethod
+    def _database_choice(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            raise ValueError(
+                "RAGMCP_DATABASE is set but empty. Set it to a SQLite file, to a folder of database sources "
+                "(schema.json and one CSV per table), or to none for no SQL; or unset it (the bundled demo "
+                "database is then served with the bundled demo corpora only)"
+            )
+        if isinstance(value, str) and value.strip().lower() == "none":
+            return "none"
+        return value
+
     @field_validator("data_dir", "database", "tokens_file", "audit_log", mode="after")
     @classmethod
-    def _expand(cls, value: Path | None) -> Path | None:
-        return value.expanduser() if value is not None else None
+    def _expand(cls, value: Any) -> Any:
+        return value.expanduser() if isinstance(value, Path) else value
 
     @model_validator(mode="after")
     def _check_weights(self) -> Settings:

@@ -34,7 +34,6 @@ It is the default when no API key is set, and a real baseline rather than a fake
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from client_agent import aliases, shapes, tiers

@@ -9,13 +9,21 @@ committed to that cache at once), then publish the staging directory atomically.
 If the process is killed at any point, the published generation is untouched and keeps
 answering; the next run deletes the staging directory, redoes the bookkeeping and takes
 every embedding already computed from the cache.
+
+One ingestion runs at a time per data dir (a file lock); another one (a second server
+starting, ``ragmcp ingest``) waits for it, and meanwhile can read how far it is
+(:mod:`mcp_server.indexing.build_status`). Without targets, ingestion brings the
+configured corpora up to date; other corpora in the index are left as they are (never
+served), and ``rebuild`` (a fresh index) drops them. :func:`remove_corpora` deletes corpora.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,6 +43,8 @@ from mcp_server.documents.corpus import (
 from mcp_server.documents.extract import extract
 from mcp_server.embedding import Embedder, load_embedder
 from mcp_server.errors import IngestError
+from mcp_server.indexing.build_status import BuildRecord, BuildStatus, read_build_status
+from mcp_server.indexing.configured import check_unique_name, configured_corpora
 from mcp_server.indexing.generations import (
     STORE_LAYOUT,
     IndexLayout,
@@ -64,6 +74,11 @@ from mcp_server.stores.vector import (
 )  # fmt: skip
 
 PIPELINE_VERSION = "2"  # bump when loaders or chunking change what a file turns into
+LOCK_POLL_S = 0.5
+
+
+class IngestCancelled(Exception):
+    """The ingestion was stopped from another thread; the published index is as it was."""
 
 
 @dataclass
@@ -96,6 +111,25 @@ class IngestReport:
     chunks_embedded: int = 0  # embeddings computed by the model (not taken from the cache)
     seconds: float = 0.0
     embed_seconds: float = 0.0
+
+    def lines(self) -> list[str]:
+        """What the run did, one line per corpus and one for the index, for a terminal or a log."""
+        lines = [
+            line
+            for c in self.corpora
+            for line in [
+                *c.skip_lines(),
+                f"{c.name}: {len(c.added)} added, {len(c.changed)} changed, {len(c.deleted)} deleted, "
+                f"{c.unchanged} unchanged" + (f", {len(c.skipped)} skipped" if c.skipped else ""),
+            ]
+        ]
+        if self.generation is None:
+            return [*lines, "index is up to date; nothing to do"]
+        return [
+            *lines,
+            f"published {self.generation}: {self.chunks_written} chunks written, {self.chunks_embedded} embedded, "
+            f"in {self.seconds:.1f} s",
+        ]
 
     def to_json(self) -> dict[str, Any]:
         """What ``ragmcp status`` shows of the run: counts per corpus, and each skipped file with its reason."""
@@ -130,34 +164,25 @@ def _fingerprint(path: Path, config: CorpusConfig) -> str:
 
 
 def resolve_targets(settings: Settings, targets: Sequence[str], known: dict[str, Path]) -> list[CorpusConfig]:
-    """Corpus configs for the targets: folders, or names of configured/indexed corpora; none means all."""
-    configured = {cfg.name: cfg for cfg in (load_corpus_config(p) for p in settings.corpora)}
+    """Corpus configs for the targets: folders, or names of configured/indexed corpora; none means
+    every configured corpus."""
+    configured = {cfg.name: cfg for cfg in configured_corpora(settings)}
     if not targets:
-        for name, root in known.items():
-            if name not in configured and root.is_dir():
-                configured[name] = load_corpus_config(root)
-        configs = list(configured.values())
-    else:
-        configs = []
-        for target in targets:
-            if Path(target).is_dir():
-                configs.append(load_corpus_config(Path(target)))
-            elif target in configured:
-                configs.append(configured[target])
-            elif target in known and known[target].is_dir():
-                configs.append(load_corpus_config(known[target]))
-            else:
-                names = ", ".join(sorted(set(configured) | set(known))) or "none"
-                raise IngestError(f"{target!r} is neither a folder nor a known corpus; known corpora: {names}")
-    seen: dict[str, Path] = {}
-    for cfg in configs:
-        if cfg.name in seen and seen[cfg.name].resolve() != cfg.root.resolve():
-            raise IngestError(
-                f"two folders claim corpus name {cfg.name!r}: {seen[cfg.name]} and {cfg.root}; "
-                "give one of them another name in its corpus.toml"
-            )
-        seen[cfg.name] = cfg.root
-    return list({cfg.name: cfg for cfg in configs}.values())
+        return list(configured.values())
+    configs: dict[str, CorpusConfig] = {}
+    for target in targets:
+        if Path(target).is_dir():
+            config = load_corpus_config(Path(target))
+        elif target in configured:
+            config = configured[target]
+        elif target in known and known[target].is_dir():
+            config = load_corpus_config(known[target])
+        else:
+            names = ", ".join(sorted(set(configured) | set(known))) or "none"
+            raise IngestError(f"{target!r} is neither a folder nor a known corpus; known corpora: {names}")
+        check_unique_name(config, configs.get(config.name))
+        configs[config.name] = config
+    return list(configs.values())
 
 
 def ingest(
@@ -166,23 +191,108 @@ def ingest(
     *,
     rebuild: bool = False,
     progress: ProgressSink | None = None,
+    on_wait: Callable[[BuildStatus | None], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> IngestReport:
-    """Bring the index up to date with the target corpora (all configured and indexed ones by default)."""
-    progress = progress or SilentProgress()
+    """Bring the index up to date with the target corpora (every configured one by default).
+
+    When another ingestion is running on the data dir, this waits for it to finish; ``on_wait``
+    is told so once, with how far that one is (None when it cannot tell). Setting ``stop``
+    (from another thread) ends the wait or the build with :class:`IngestCancelled`.
+    """
+    with ingestion_lock(settings, on_wait, stop):
+        record = BuildRecord(settings.data_dir)
+        try:
+            report = _ingest_locked(settings, targets, rebuild, _Watched([record, progress or SilentProgress()], stop))
+        finally:
+            record.clear()
+        save_run_report(settings.data_dir, report.to_json())
+        return report
+
+
+def remove_corpora(
+    settings: Settings, names: Sequence[str], *, on_wait: Callable[[BuildStatus | None], None] | None = None
+) -> str | None:
+    """Publish a generation without the corpora ``names``; returns its name, or None when the index
+    holds none of them. Waits for a running ingestion as :func:`ingest` does."""
+    with ingestion_lock(settings, on_wait, None):
+        layout = IndexLayout(settings.index_dir)
+        _drop_vectors_of(settings, layout.remove_stale())
+        current = layout.current()
+        if current is None:
+            return None
+        manifest = read_manifest(current)
+        previous = DocumentStore(current / "docstore.sqlite", read_only=True)
+        doomed = [c.name for c in previous.corpora() if c.name in names]
+        previous.close()
+        if not doomed:
+            return None
+        embedder = load_embedder(settings.embedding_model, settings.embedding_config, settings.embedding_server)
+        name = new_generation_name()
+        collection = server_collection_name(name) if settings.chroma_url is not None else None
+        staging = layout.stage(name, copy_current=True, skip=("chroma",) if collection else ())
+        vectors = _staging_vectors(staging, collection, current, manifest, embedder, settings)
+        docstore = DocumentStore(staging / "docstore.sqlite")
+        keywords = WhooshIndex(staging / "whoosh")
+        try:
+            for corpus in doomed:
+                docstore.remove_corpus(corpus)
+                vectors.remove_corpus(corpus)
+                keywords.remove_corpus(corpus)
+            docstore.commit()
+        finally:
+            docstore.close()
+            vectors.close()
+            keywords.close()
+        return _publish(layout, staging, name, embedder, collection, settings).generation
+
+
+@contextmanager
+def ingestion_lock(
+    settings: Settings, on_wait: Callable[[BuildStatus | None], None] | None, stop: threading.Event | None
+) -> Iterator[None]:
+    """Hold the data dir's ingestion lock, waiting for another holder first (until ``stop`` is set)."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     lock = FileLock(str(settings.data_dir / "ingest.lock"))
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        raise IngestError(
-            f"another ingestion is running on {settings.data_dir}; wait for it to finish and run again"
-        ) from None
+        if on_wait is not None:
+            on_wait(read_build_status(settings.data_dir))
+        while True:
+            if stop is not None and stop.is_set():
+                raise IngestCancelled("stopped while waiting for another ingestion") from None
+            try:
+                lock.acquire(timeout=LOCK_POLL_S)
+                break
+            except Timeout:
+                continue
     try:
-        report = _ingest_locked(settings, targets, rebuild, progress)
-        save_run_report(settings.data_dir, report.to_json())
-        return report
+        yield
     finally:
         lock.release()
+
+
+class _Watched:
+    """Progress to several sinks, stopping the ingestion (IngestCancelled) at the first report after ``stop``."""
+
+    def __init__(self, sinks: Sequence[ProgressSink], stop: threading.Event | None) -> None:
+        self._sinks = sinks
+        self._stop = stop
+
+    def start(self, phase: str, total: int) -> None:
+        self._check()
+        for sink in self._sinks:
+            sink.start(phase, total)
+
+    def advance(self, amount: int) -> None:
+        self._check()
+        for sink in self._sinks:
+            sink.advance(amount)
+
+    def _check(self) -> None:
+        if self._stop is not None and self._stop.is_set():
+            raise IngestCancelled("ingestion stopped")
 
 
 def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, progress: ProgressSink) -> IngestReport:
@@ -234,6 +344,15 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
     vectors = _staging_vectors(staging, collection, current, current_manifest, embedder, settings)
     report = _build(staging, configs, plans, vectors, embedder, settings, progress)
     report.corpora = reports
+    report.generation = _publish(layout, staging, name, embedder, collection, settings).generation
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _publish(
+    layout: IndexLayout, staging: Path, name: str, embedder: Embedder, collection: str | None, settings: Settings
+) -> Manifest:
+    """Publish the built ``staging`` directory as generation ``name``, then remove stale generations."""
     docstore = DocumentStore(staging / "docstore.sqlite", read_only=True)
     counts = docstore.counts()
     docstore.close()
@@ -241,7 +360,7 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
         generation=name,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         embedding_model=embedder.name,
-        dimension=dimension,
+        dimension=embedder.dimension,
         documents=sum(d for d, _ in counts.values()),
         chunks=sum(c for _, c in counts.values()),
         vector_collection=collection,
@@ -249,9 +368,7 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
     )
     layout.publish(staging, manifest)
     _drop_vectors_of(settings, layout.remove_stale())
-    report.generation = manifest.generation
-    report.seconds = time.perf_counter() - started
-    return report
+    return manifest
 
 
 def _staging_vectors(

@@ -5,6 +5,9 @@ surfaces over :class:`Retriever`. Every hit is joined to the document store for 
 citation record, so all retrievers return the same shape. A retriever holds a lease on its
 generation until closed, so ingestion running meanwhile does not delete it.
 
+A retriever serves the configured corpora only (:mod:`mcp_server.indexing.configured`):
+another corpus the generation holds is left out exactly like one out of scope.
+
 A caller may be limited to a *scope*, the set of corpora it may read (a team server's
 token grant). Out of scope, a corpus behaves exactly as if it did not exist: it is not
 listed, searched or readable, and naming it gets the same answer as an unknown name.
@@ -19,6 +22,7 @@ from typing import Literal
 
 from mcp_server.embedding import Embedder, load_embedder
 from mcp_server.errors import BackendUnavailableError, IndexMissingError, InvalidQueryError, NotFoundError
+from mcp_server.indexing.configured import configured_names
 from mcp_server.indexing.generations import STORE_LAYOUT, GenerationLease, IndexLayout, Manifest
 from mcp_server.models import (
     ChunkSpan,
@@ -75,7 +79,11 @@ class Retriever:
         self._keywords = WhooshIndex(
             generation / "whoosh", bm25_b=settings.bm25_b, bm25_k1=settings.bm25_k1, idf=settings.bm25_idf
         )
-        self._corpora = {c.name: c for c in self._docstore.corpora()}
+        stored = {c.name: c for c in self._docstore.corpora()}
+        served = configured_names(settings)
+        self._corpora = {name: c for name, c in stored.items() if name in served}
+        self.unserved = sorted(set(stored) - served)
+        """Corpora in the generation that are not configured: never searched, listed or read."""
         self._lease = lease
         with_vectors = set(self._vectors.corpora())
         missing = sorted(name for name, (_, chunks) in self._docstore.counts().items() if chunks and name not in with_vectors)
@@ -92,6 +100,7 @@ class Retriever:
         or BackendUnavailableError."""
         generation, manifest, lease = IndexLayout(settings.index_dir).lease_current()
         try:
+            configured_names(settings)  # a missing configured folder: its clear error before the model loads
             embedder = embedder or load_embedder(
                 settings.embedding_model, settings.embedding_config, settings.embedding_server
             )
@@ -156,7 +165,13 @@ class Retriever:
         query = self._check_query(query, top_k)
         readable = self._readable(scope)
         self._check_corpus(corpus, readable, scope)
-        corpora = [corpus] if corpus is not None else None if scope is None else sorted(readable)
+        if not readable:
+            raise NotFoundError(
+                "no configured corpus is in the index yet; build it with: ragmcp ingest"
+                if scope is None else "this client may read no corpus"
+            )  # fmt: skip
+        everything = scope is None and not self.unserved
+        corpora = [corpus] if corpus is not None else None if everything else sorted(readable)
         doc_keys = (
             None if filters is None or filters.is_empty() else self._docstore.matching_documents(corpora, filters)
         )

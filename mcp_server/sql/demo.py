@@ -1,5 +1,8 @@
 """Build the demo SQLite database from its checked-in sources, atomically and only when needed.
 
+Which database is served at all is decided by :func:`database_path` (``RAGMCP_DATABASE``, and
+the demo database only together with the bundled demo corpora).
+
 The bundled business data ships as ``corpora/database/``: ``schema.json`` and one CSV per
 table (see :mod:`mcp_server.sql.sources`). :func:`materialize_database` turns them
 into a SQLite file with sqlite-utils (typed columns, primary and foreign keys, indexes)
@@ -21,6 +24,7 @@ interrupted build always leads to a rebuild next time.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sqlite3
 import tempfile
@@ -28,8 +32,9 @@ from pathlib import Path
 
 import sqlite_utils
 
+from mcp_server.documents.corpus import slugify_name
 from mcp_server.errors import IngestError, NotFoundError
-from mcp_server.settings import Settings, bundled_corpora_dir
+from mcp_server.settings import Settings, bundled_corpora_dir, bundled_corpus_dirs
 from mcp_server.sql.guard import ReadOnlyDatabase
 from mcp_server.sql.sources import (
     SCHEMA_FILE,
@@ -183,24 +188,71 @@ def _write_atomically(path: Path, data: bytes) -> None:
         temp.unlink(missing_ok=True)
 
 
-def database_path(settings: Settings) -> Path:
-    """Where the database ``sql_query`` reads lives: ``RAGMCP_DATABASE``, else the demo database
-    in the data dir (which may not be built yet)."""
-    return settings.database or settings.data_dir / "databases" / DEMO_DATABASE_FILE
+def serves_bundled_corpora_only(settings: Settings) -> bool:
+    """True when every configured corpus folder is one of the bundled demo corpora (the default)."""
+    bundled = {p.resolve() for p in bundled_corpus_dirs()}
+    return bool(settings.corpora) and all(p.resolve() in bundled for p in settings.corpora)
 
 
-def configured_database(settings: Settings) -> Path:
-    """The database ``sql_query`` reads: ``RAGMCP_DATABASE``, else the demo database, built or
-    refreshed from the bundled sources first when needed."""
-    if settings.database is not None:
-        return settings.database
-    return materialize_database(bundled_database_sources(bundled_corpora_dir()), database_path(settings))
+def database_path(settings: Settings) -> Path | None:
+    """Where the database ``sql_query`` reads lives (it may not be built yet), or None for no SQL.
+
+    ``RAGMCP_DATABASE`` decides: a SQLite file is read as it is; a folder of database sources is
+    built into the data dir; ``none`` means no SQL. Unset, the demo database (in the data dir)
+    goes with the bundled demo corpora, and nothing with corpora of the user's own.
+    """
+    configured = settings.database
+    if configured == "none" or (configured is None and not serves_bundled_corpora_only(settings)):
+        return None
+    demo = settings.data_dir / "databases" / DEMO_DATABASE_FILE
+    if configured is None:
+        return demo
+    if configured.is_dir():
+        folder = configured.resolve()
+        if folder == (bundled_corpora_dir() / DATABASE_SOURCES_DIR).resolve():
+            return demo
+        digest = hashlib.sha256(str(folder).encode()).hexdigest()[:12]
+        return settings.data_dir / "databases" / digest / f"{slugify_name(folder.name) or 'database'}.sqlite"
+    return configured
 
 
-def open_database(settings: Settings) -> ReadOnlyDatabase:
-    """The configured database, read-only, with the row, time and size limits of ``settings``."""
+def configured_database(settings: Settings) -> Path | None:
+    """The database ``sql_query`` reads, built or refreshed from its sources first when needed;
+    None when no SQL is configured.
+
+    :raises NotFoundError: ``RAGMCP_DATABASE`` names nothing that exists, or a folder without schema.json.
+    """
+    path = database_path(settings)
+    configured = settings.database
+    if path is None:
+        return None
+    if configured is None:
+        return materialize_database(bundled_database_sources(bundled_corpora_dir()), path)
+    assert configured != "none"
+    if configured.is_dir():
+        if not (configured / SCHEMA_FILE).is_file():
+            raise NotFoundError(
+                f"RAGMCP_DATABASE names the folder {configured}, which holds no {SCHEMA_FILE}. Point it at a "
+                f"SQLite file, or at a folder of database sources ({SCHEMA_FILE} and one CSV per table), or set "
+                "it to none for no SQL."
+            )
+        return materialize_database(configured, path)
+    if not configured.is_file():
+        raise NotFoundError(
+            f"RAGMCP_DATABASE names {configured}, which does not exist. Point it at an existing SQLite file or "
+            f"a folder of database sources ({SCHEMA_FILE} and one CSV per table), or set it to none for no SQL."
+        )
+    return configured
+
+
+def open_database(settings: Settings) -> ReadOnlyDatabase | None:
+    """The configured database, read-only, with the row, time and size limits of ``settings``;
+    None when no SQL is configured."""
+    path = configured_database(settings)
+    if path is None:
+        return None
     return ReadOnlyDatabase(
-        configured_database(settings),
+        path,
         max_rows=settings.sql_max_rows,
         timeout_s=settings.sql_timeout_s,
         max_result_chars=settings.max_result_chars,

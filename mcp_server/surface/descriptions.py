@@ -167,5 +167,8 @@ def limits(settings: Settings) -> dict[str, int | float]:
 def corpus_parameter(corpora: list[CorpusInfo], purpose: str) -> str:
     """The description of a ``corpus`` parameter: ``purpose``, then each corpus and what it is for."""
     lines = [purpose, "Available corpora:"]
-    lines += [f"- {c.name} ({c.documents} documents): {' '.join(c.description.split())}" for c in corpora]
+    lines += [
+        f"- {c.name} ({f'{c.documents} documents' if c.indexed else 'being indexed'}): {' '.join(c.description.split())}"
+        for c in corpora
+    ]
     return "\n".join(lines)

@@ -22,7 +22,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.types import ListResourcesResult, Resource
 
-from mcp_server.retrieval.retriever import Retriever
+from mcp_server.surface.tools import ToolBackend
 
 PAGE_SIZE = 100
 """Documents per ``resources/list`` page."""
@@ -32,8 +32,8 @@ INVALID_PARAMS = -32602
 class DocumentListing:
     """Server middleware: ``resources/list`` pages through the documents of the corpora within ``scope``."""
 
-    def __init__(self, retriever: Retriever, scope: Collection[str] | None) -> None:
-        self.retriever = retriever
+    def __init__(self, tools: ToolBackend, scope: Collection[str] | None) -> None:
+        self.tools = tools
         self.scope = scope
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -45,7 +45,7 @@ class DocumentListing:
         if after is None:  # the first page leads with the server's own resources
             listed = await call_next(ctx)
             fixed = ListResourcesResult.model_validate(listed).resources
-        page = self.retriever.document_page(self.scope, after, PAGE_SIZE + 1)
+        page = self.tools.document_page(self.scope, after, PAGE_SIZE + 1)
         documents = [_resource(corpus, doc_id, title) for corpus, doc_id, title in page[:PAGE_SIZE]]
         more = len(page) > PAGE_SIZE
         return ListResourcesResult(

@@ -1,7 +1,8 @@
 """The MCP surface: five cited retrieval tools, three resources and a research prompt.
 
-:func:`build_server` publishes one :class:`~mcp_server.surface.tools.RetrievalTools` (an opened
-index generation and the database) as a fresh :class:`MCPServer`. Only the MCP surface
+:func:`build_server` publishes a :class:`~mcp_server.surface.tools.ToolBackend` (an opened
+index generation and the database, or the stdio server's live view of them,
+:mod:`mcp_server.surface.stdio`) as a fresh :class:`MCPServer`. Only the MCP surface
 imports the MCP SDK: this module, ``http_app.py`` and the HTTP server's
 ``generation_app.py``, ``auth.py``, ``routing.py`` and ``audit.py``.
 
@@ -47,6 +48,7 @@ from mcp.server.context import (
 )
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.subscriptions import SubscriptionBus
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
@@ -61,7 +63,7 @@ from mcp_server.surface.arguments import ArgumentCheck
 from mcp_server.surface.call_notes import note_error
 from mcp_server.surface.listing import DocumentListing
 from mcp_server.surface.rendering import render_document, render_search, render_sql
-from mcp_server.surface.tools import DocumentResult, RetrievalTools, SearchResult
+from mcp_server.surface.tools import NO_DATABASE, DocumentResult, SearchResult, ToolBackend
 
 SERVER_NAME = "agentic-rag-mcp"
 CORPORA_URI = "ragmcp://corpora"
@@ -73,63 +75,85 @@ MAX_ERROR_CHARS = 1_000
 R = TypeVar("R", bound=BaseModel)
 
 
-def serve_stdio(settings: Settings) -> None:
-    """Serve the current index over stdio until the host closes stdin; stdout carries only the protocol."""
-    tools = RetrievalTools.open(settings)
-    try:
-        build_server(settings, tools).run("stdio")
-    finally:
-        tools.close()
-
-
 def build_server(
     settings: Settings,
-    tools: RetrievalTools,
+    tools: ToolBackend,
     *,
     grant: Grant = FULL_ACCESS,
     calls: "CallRunner | None" = None,
     middleware: Sequence[ServerMiddleware[Any]] = (),
+    subscriptions: SubscriptionBus | None = None,
+    arguments: ArgumentCheck | None = None,
 ) -> MCPServer:
     """A new server publishing what ``grant`` may read of ``tools``; the caller owns (and closes) ``tools``.
 
     Servers of one process share one ``calls`` runner (its concurrency limit is per process);
-    ``middleware`` wraps every message the server receives (the audit log).
+    ``middleware`` wraps every message the server receives (the audit log); ``subscriptions``
+    is the bus its list-changed events go out on (see :func:`refresh_corpus_tools`); ``arguments``
+    checks the tools' arguments before each call (pass the same one to :func:`refresh_corpus_tools`).
     """
     scope = grant.scope
-    corpora = tools.retriever.corpora(scope)
-    database = tools.database.name if grant.sql else None
+    corpora = tools.corpora(scope)
+    database = tools.database.name if grant.sql and tools.database is not None else None
+    sql = database is not None
+    refusals = _refusals(corpora, grant.sql, tools.database is not None)
     numbers = text.limits(settings)
-    refusals = _refusals(corpora, grant.sql)
-    arguments = ArgumentCheck()
+    arguments = arguments or ArgumentCheck()
     server: MCPServer = MCPServer(
         SERVER_NAME,
         title="Cited retrieval",
         version=__version__,
         instructions=text.instructions([c.name for c in corpora], database),
-        middleware=[*middleware, _Refusals(refusals), arguments, DocumentListing(tools.retriever, scope)],
+        middleware=[*middleware, _Refusals(refusals), arguments, DocumentListing(tools, scope)],
+        subscriptions=subscriptions,
     )
     surface = _Surface(server, tools, calls or CallRunner(settings), corpora, scope, numbers, arguments)
-    if corpora:
-        for mode in SEARCH_MODES:
-            _add_search_tool(surface, mode)
-        _add_document_tool(surface)
-    if grant.sql:
+    _add_corpus_tools(surface)
+    if sql:
         _add_sql_tool(surface)
-    _add_resources(surface, grant.sql)
+    _add_resources(surface, sql)
     _add_prompt(server)
     return server
 
 
-def _refusals(corpora: list[CorpusInfo], sql: bool) -> dict[str, str]:
-    """What a client hears when it calls a tool its grant leaves out, by tool name."""
+def refresh_corpus_tools(
+    server: MCPServer, settings: Settings, tools: ToolBackend, calls: "CallRunner", published: list[CorpusInfo],
+    arguments: ArgumentCheck,
+) -> list[CorpusInfo]:
+    """Publish the corpus tools of a full-access ``server`` anew if the corpora of ``tools`` differ from
+    the ``published`` ones (a new index generation: other counts, a corpus now indexed); returns the
+    corpora now published. When they changed, the caller tells the client that the tool list changed.
+    The instructions, fixed at the handshake, stay as they are."""
+    corpora = tools.corpora()
+    if corpora == published:
+        return published
+    if published:
+        for name in [f"{mode}_search" for mode in SEARCH_MODES] + ["get_document"]:
+            server.remove_tool(name)
+    _add_corpus_tools(_Surface(server, tools, calls, corpora, None, text.limits(settings), arguments))
+    return corpora
+
+
+def _add_corpus_tools(surface: "_Surface") -> None:
+    if surface.corpora:
+        for mode in SEARCH_MODES:
+            _add_search_tool(surface, mode)
+        _add_document_tool(surface)
+
+
+def _refusals(corpora: list[CorpusInfo], granted_sql: bool, has_database: bool = True) -> dict[str, str]:
+    """What a client hears when it calls a tool its grant (or the server's configuration) leaves out, by name."""
     refusals: dict[str, str] = {}
+    sql = granted_sql and has_database
     if not corpora:
         refusals |= {
             name: f"{name} is not available to this client: its token grants no corpora. Ask the server's "
             "operator for a token with a corpus grant" + (", or use sql_query for records." if sql else ".")
             for name in [f"{mode}_search" for mode in SEARCH_MODES] + ["get_document"]
         }
-    if not sql:
+    if not has_database:
+        refusals["sql_query"] = NO_DATABASE
+    elif not granted_sql:
         refusals["sql_query"] = (
             "sql_query is not available to this client: its token has no SQL grant. "
             + ("Answer from the document search tools, or ask" if corpora else "Ask")
@@ -220,7 +244,7 @@ class _Surface:
     """What one server's tools and resources are built from: a grant's view of the process's tools."""
 
     server: MCPServer
-    tools: RetrievalTools
+    tools: ToolBackend
     calls: CallRunner
     corpora: list[CorpusInfo]
     scope: Collection[str] | None
@@ -318,6 +342,7 @@ def _add_sql_tool(surface: _Surface) -> None:
         return await calls.result(partial(tools.sql_query, sql, params, max_rows), render_sql, "sql")
 
     database = tools.database
+    assert database is not None, "sql_query is published only with a database"
     description = text.SQL_QUERY.format(
         database=database.name, schema=database.schema_text(), cell_chars=database.max_value_chars, **numbers
     )
@@ -327,21 +352,21 @@ def _add_sql_tool(surface: _Surface) -> None:
 def _add_resources(surface: _Surface, sql: bool) -> None:
     """The corpus list (the granted corpora), and the SQL schema and documents when granted."""
     server, tools, calls, scope = surface.server, surface.tools, surface.calls, surface.scope
-    corpora_json = json.dumps([c.model_dump() for c in surface.corpora], ensure_ascii=False, indent=2)
+    database = tools.database
 
     @server.resource(
         CORPORA_URI, name="corpora", title="Corpora", mime_type="application/json",
         description="The searchable corpora: name, what each holds and when to use it, document and chunk counts.",
     )  # fmt: skip
-    def corpora_resource() -> str:
-        return corpora_json
+    def corpora_resource() -> str:  # read when asked: a stdio server follows new index generations
+        return json.dumps([c.model_dump() for c in tools.corpora(scope)], ensure_ascii=False, indent=2)
 
-    if sql:
-        schema_json = json.dumps([t.model_dump() for t in tools.database.schema()], ensure_ascii=False, indent=2)
+    if sql and database is not None:
+        schema_json = json.dumps([t.model_dump() for t in database.schema()], ensure_ascii=False, indent=2)
 
         @server.resource(
             SCHEMA_URI, name="sql-schema", title="SQL schema", mime_type="application/json",
-            description=f"Tables of the {tools.database.name} database for sql_query: columns, keys, row counts.",
+            description=f"Tables of the {database.name} database for sql_query: columns, keys, row counts.",
         )  # fmt: skip
         def schema_resource() -> str:
             return schema_json

@@ -14,10 +14,12 @@ document and the cells of one SQL result at most ``settings.max_result_chars``.
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from mcp_server.models import DocumentView, Hit, SearchFilters, SqlResult
+from mcp_server.errors import NotFoundError
+from mcp_server.models import CorpusInfo, DocumentView, Hit, SearchFilters, SqlResult
 from mcp_server.models import Retriever as RetrieverName
 from mcp_server.retrieval.retriever import Retriever
 from mcp_server.settings import Settings
@@ -50,10 +52,42 @@ class DocumentResult(DocumentView):
     )
 
 
-class RetrievalTools:
-    """The behaviour of the five tools over one opened index and database."""
+NO_DATABASE = (
+    "No SQL database is configured on this server; answer from the document search tools. (Its operator "
+    "can set RAGMCP_DATABASE to a SQLite file or a folder of database sources.)"
+)
 
-    def __init__(self, retriever: Retriever, database: ReadOnlyDatabase, settings: Settings) -> None:
+
+class ToolBackend(Protocol):
+    """What the MCP surface publishes: the corpora a scope may read, and the tools' behaviour."""
+
+    @property
+    def database(self) -> ReadOnlyDatabase | None: ...
+
+    def corpora(self, scope: Collection[str] | None = None) -> list[CorpusInfo]: ...
+
+    def search(
+        self, query: str, *, mode: RetrieverName, corpus: str | None, top_k: int, filters: SearchFilters | None,
+        scope: Collection[str] | None = None,
+    ) -> SearchResult: ...  # fmt: skip
+
+    def get_document(
+        self, ref: str, *, corpus: str | None, chunk: int | None, window: int, scope: Collection[str] | None = None
+    ) -> DocumentResult: ...
+
+    def sql_query(self, sql: str, params: Params, max_rows: int | None) -> SqlResult: ...
+
+    def document_page(
+        self, scope: Collection[str] | None, after: tuple[str, str] | None, limit: int
+    ) -> list[tuple[str, str, str]]:
+        """(corpus, doc_id, title) of the next ``limit`` documents within ``scope`` after ``after``, in order."""
+        ...
+
+
+class RetrievalTools:
+    """The behaviour of the five tools over one opened index and the database (None: no SQL)."""
+
+    def __init__(self, retriever: Retriever, database: ReadOnlyDatabase | None, settings: Settings) -> None:
         self.retriever = retriever
         self.database = database
         self.settings = settings
@@ -65,7 +99,11 @@ class RetrievalTools:
 
     def close(self) -> None:
         self.retriever.close()
-        self.database.close()
+        if self.database is not None:  # stops its idle SQL workers; a later query starts new ones
+            self.database.close()
+
+    def corpora(self, scope: Collection[str] | None = None) -> list[CorpusInfo]:
+        return self.retriever.corpora(scope)
 
     def search(
         self,
@@ -91,7 +129,19 @@ class RetrievalTools:
         return _bounded_document(view, self.settings.max_result_chars)
 
     def sql_query(self, sql: str, params: Params, max_rows: int | None) -> SqlResult:
-        return self.database.query(sql, params, max_rows=max_rows)
+        return query_database(self.database, sql, params, max_rows)
+
+    def document_page(
+        self, scope: Collection[str] | None, after: tuple[str, str] | None, limit: int
+    ) -> list[tuple[str, str, str]]:
+        return self.retriever.document_page(scope, after, limit)
+
+
+def query_database(database: ReadOnlyDatabase | None, sql: str, params: Params, max_rows: int | None) -> SqlResult:
+    """``database.query``, or the refusal that no database is configured."""
+    if database is None:
+        raise NotFoundError(NO_DATABASE)
+    return database.query(sql, params, max_rows=max_rows)
 
 
 def _clipped(hit: Hit) -> Hit:

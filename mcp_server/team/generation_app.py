@@ -111,5 +111,5 @@ def generation_health(tools: RetrievalTools, *, name_contents: bool) -> dict[str
     if name_contents:
         health["documents"], health["chunks"] = manifest.documents, manifest.chunks
         health["corpora"] = {c.name: {"documents": c.documents, "chunks": c.chunks} for c in tools.retriever.corpora()}
-        health["database"] = tools.database.name
+        health["database"] = tools.database.name if tools.database is not None else None
     return health

@@ -46,7 +46,7 @@ from tests.client_agent.scripted import (
     PARALLEL_CALLS,
     ALPHA, BETA, SEARCH_SCHEMA, SQL_SCHEMA, UNKNOWN_CORPUS, citation, search_outcome, view,
 )
-from tests.helpers import subprocess_env
+from tests.helpers import DEMO_DATABASE_SOURCES, subprocess_env
 
 KEY = "sk-ant-test-key"
 
@@ -571,8 +571,9 @@ def test_the_fake_refuses_unpaired_tool_use_like_the_api() -> None:
 
 @pytest.fixture
 def tiny_index(tiny_settings: Settings) -> Settings:
+    """The tiny corpus, ingested, with the demo database configured (a user corpus alone has no SQL)."""
     ingest(tiny_settings)
-    return tiny_settings
+    return Settings(data_dir=tiny_settings.data_dir, corpora=tiny_settings.corpora, database=DEMO_DATABASE_SOURCES)
 
 
 @pytest.mark.slow

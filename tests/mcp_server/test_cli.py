@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,13 +13,14 @@ from click.testing import CliRunner
 
 from mcp_server.cli import main
 from mcp_server.settings import Settings
-from tests.helpers import demo_row_counts
+from tests.helpers import DEMO_DATABASE_SOURCES, demo_row_counts
 
 
 @pytest.fixture
 def run(tiny_settings: Settings, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     monkeypatch.setenv("RAGMCP_DATA_DIR", str(tiny_settings.data_dir))
     monkeypatch.setenv("RAGMCP_CORPORA", str(tiny_settings.corpora[0]))
+    monkeypatch.setenv("RAGMCP_DATABASE", str(DEMO_DATABASE_SOURCES))  # with a user corpus, SQL is configured
 
     def invoke(*args: str) -> tuple[int, str, str]:
         result = CliRunner().invoke(main, list(args))
@@ -91,6 +93,32 @@ def test_status_reports_model_corpora_and_database(run, tiny_settings: Settings)
     assert code == 0 and f"database: {database}" in out and f"  orders: {tables['orders']} rows" in out
 
 
+@pytest.mark.parametrize(
+    ("database", "message"),
+    [
+        (None, "no SQL database is configured: set RAGMCP_DATABASE to a SQLite file or a folder of database sources"),
+        ("none", "no SQL database is configured"),
+        ("", "RAGMCP_DATABASE is set but empty. Set it to a SQLite file"),
+        ("/no/such/file.sqlite", "RAGMCP_DATABASE names /no/such/file.sqlite, which does not exist"),
+    ],
+)
+def test_with_a_user_corpus_sql_needs_a_configured_database(  # type: ignore[no-untyped-def]
+    run, monkeypatch: pytest.MonkeyPatch, database: str | None, message: str
+) -> None:
+    if database is None:
+        monkeypatch.delenv("RAGMCP_DATABASE")
+    else:
+        monkeypatch.setenv("RAGMCP_DATABASE", database)
+    code, out, err = run("sql", "SELECT 1")
+    assert code != 0 and message in err and "Traceback" not in err + out
+
+
+def test_status_without_a_database_says_none_is_configured(run, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("RAGMCP_DATABASE", "none")
+    code, out, _ = run("status", "--json")
+    assert code == 0 and json.loads(out)["database"] == {"path": None, "built": False}
+
+
 def test_ingest_builds_the_demo_database_once(run, tiny_settings: Settings) -> None:  # type: ignore[no-untyped-def]
     database = tiny_settings.data_dir / "databases" / "company.sqlite"
     code, _, err = run("ingest")
@@ -135,6 +163,30 @@ def test_sql_refuses_writes_and_leaves_the_database_unchanged(run, tiny_settings
     code, _, err = run("sql", "DELETE FROM employees")
     assert code == 1 and "Only read-only queries are allowed" in err
     assert database.read_bytes() == before
+
+
+def test_ingest_waits_for_an_ingestion_already_running(tiny_settings: Settings) -> None:
+    from filelock import FileLock
+
+    from tests.helpers import subprocess_env
+
+    tiny_settings.data_dir.mkdir(parents=True)
+    lock = FileLock(str(tiny_settings.data_dir / "ingest.lock"))  # as another server's build holds it
+    lock.acquire()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcp_server", "ingest"], env=subprocess_env(tiny_settings), stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert process.stderr is not None
+        first = process.stderr.readline()
+        assert first.startswith("another ingestion is running on this data dir") and "waiting for it to finish" in first
+        assert process.poll() is None
+    finally:
+        lock.release()
+    assert process.wait(timeout=300) == 0
+    # Whole lines although stderr is no terminal (rich would wrap this one at 80 columns).
+    assert re.search(r"\npublished gen-\S+: 3 chunks written, 3 embedded, in [0-9.]+ s\n", process.stderr.read())
 
 
 def test_a_settings_error_names_the_problem_without_quoting_the_api_key(run, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from mcp_server.embedding import Embedder
-from mcp_server.errors import EmbeddingModelMismatchError, IngestError
+from mcp_server.errors import EmbeddingModelMismatchError, IngestError, NotFoundError
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.indexing.ingest import ingest
 from mcp_server.retrieval.retriever import Retriever
 from mcp_server.settings import Settings
 from mcp_server.stores.vector import ChromaStore
-from tests.helpers import write_doc
+from tests.helpers import make_settings, write_doc
 
 
 @pytest.fixture
@@ -122,15 +122,35 @@ def test_unknown_target_is_a_clear_error(tiny_settings: Settings) -> None:
         ingest(tiny_settings, ["no-such-corpus"])
 
 
-def test_ad_hoc_folder_joins_the_index_and_stays(tiny_settings: Settings, tmp_path: Path) -> None:
+def test_a_folder_ingested_by_path_is_served_only_once_configured(tiny_settings: Settings, tmp_path: Path) -> None:
     extra = tmp_path / "notes"
     write_doc(extra, "n1.md", "Note", "A note about the okapi migration.")
+    ingest(tiny_settings)
     ingest(tiny_settings, [str(extra)])
-    ingest(tiny_settings)  # a full run keeps corpora that were ingested by folder
+    assert ingest(tiny_settings).generation is None  # a full run leaves it in the index, untouched
     retriever = Retriever.open(tiny_settings)
-    assert {c.name for c in retriever.corpora()} == {"tiny", "notes"}
-    assert retriever.search("okapi", mode="keyword")[0].citation.id == "notes:n1#0"
-    retriever.close()
+    try:
+        assert [c.name for c in retriever.corpora()] == ["tiny"] and retriever.unserved == ["notes"]
+        assert retriever.search("okapi migration", mode="keyword") == []
+        with pytest.raises(NotFoundError, match="unknown corpus 'notes'; available: tiny"):
+            retriever.get_document("n1", corpus="notes")
+    finally:
+        retriever.close()
+
+    both = make_settings(tiny_settings.data_dir, *tiny_settings.corpora, extra)
+    assert ingest(both).generation is None  # configured again: already indexed, nothing to do
+    retriever = Retriever.open(both)
+    try:
+        assert retriever.search("okapi", mode="keyword")[0].citation.id == "notes:n1#0"
+    finally:
+        retriever.close()
+
+    ingest(tiny_settings, rebuild=True)  # a fresh index of what is configured: notes is gone
+    retriever = Retriever.open(both)
+    try:
+        assert [c.name for c in retriever.corpora()] == ["tiny"] and retriever.unserved == []
+    finally:
+        retriever.close()
 
 
 def _search_snapshot(settings: Settings) -> list[list[str]]:
@@ -214,13 +234,37 @@ def test_sigkill_mid_ingest_leaves_previous_index_answering(
         retriever.close()
 
 
-def test_concurrent_ingest_is_refused(tiny_settings: Settings) -> None:
+def test_an_ingestion_waits_for_the_one_running_and_can_be_stopped(tiny_settings: Settings) -> None:
+    import threading
+
     from filelock import FileLock
 
+    from mcp_server.indexing.ingest import IngestCancelled
+
     tiny_settings.data_dir.mkdir(parents=True)
+    told: list[object] = []
+    waiting = threading.Event()
+    results: list[str | None] = []
+
+    def on_wait(status: object) -> None:
+        told.append(status)
+        waiting.set()
+
+    with FileLock(str(tiny_settings.data_dir / "ingest.lock")):  # as another process's ingestion would
+        worker = threading.Thread(target=lambda: results.append(ingest(tiny_settings, on_wait=on_wait).generation))
+        worker.start()
+        assert waiting.wait(60)
+        assert told == [None] and worker.is_alive() and IndexLayout(tiny_settings.index_dir).current() is None
+    worker.join(120)
+    assert results and results[0] is not None
+    assert IndexLayout(tiny_settings.index_dir).current_name() == results[0]
+
+    stop = threading.Event()
     with FileLock(str(tiny_settings.data_dir / "ingest.lock")):
-        with pytest.raises(IngestError, match="another ingestion is running"):
-            ingest(tiny_settings)
+        stop.set()
+        with pytest.raises(IngestCancelled):
+            ingest(tiny_settings, rebuild=True, stop=stop)
+    assert IndexLayout(tiny_settings.index_dir).current_name() == results[0]
 
 
 def _files(folder: Path) -> dict[str, tuple[int, bytes]]:

@@ -20,7 +20,8 @@ from tests.mcp_server.surface.mcp_contract import exercise_every_tool, text_of
 
 pytestmark = pytest.mark.slow
 SERVE = [sys.executable, "-m", "mcp_server", "serve"]
-REPLY_TIMEOUT_S = 120  # the first reply waits for the index to be built
+REPLY_TIMEOUT_S = 120
+INITIALIZE = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}
 
 
 class StdioPeer:
@@ -29,6 +30,7 @@ class StdioPeer:
     def __init__(self, process: subprocess.Popen[bytes]) -> None:
         self.process = process
         self.lines: list[bytes] = []
+        self.notifications: list[str] = []  # methods of the notifications seen while waiting for replies
         self._queue: queue.Queue[bytes] = queue.Queue()
         assert process.stdout is not None
         threading.Thread(target=self._pump, args=(process.stdout,), daemon=True).start()
@@ -45,13 +47,35 @@ class StdioPeer:
 
     def request(self, request_id: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
         self.send({"id": request_id, "method": method, "params": params})
+        return self._next(lambda message: message.get("id") == request_id)
+
+    def initialize(self) -> dict[str, Any]:
+        """The handshake; returns the initialize result."""
+        result = self.request(0, "initialize", INITIALIZE)["result"]
+        self.send({"method": "notifications/initialized"})
+        return result  # type: ignore[no-any-return]
+
+    def wait_for_notification(self, method: str) -> None:
+        """Return once the server has sent a notification ``method`` (at once if it already has)."""
+        if method not in self.notifications:
+            self._next(lambda message: message.get("method") == method)
+
+    def _next(self, wanted: Any) -> dict[str, Any]:
         while True:
             message = json.loads(self._queue.get(timeout=REPLY_TIMEOUT_S))
-            if message.get("id") == request_id:
+            if "id" not in message:
+                self.notifications.append(message["method"])
+            if wanted(message):
                 return message  # type: ignore[no-any-return]
 
+    def close(self) -> int:
+        """Close stdin as a host does and return the exit code."""
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        return self.process.wait(timeout=30)
 
-def test_first_start_builds_the_index_and_stdout_carries_only_protocol(tmp_path: Path, company_db: Path) -> None:
+
+def test_first_start_answers_at_once_builds_in_the_background_and_stdout_carries_only_protocol(tmp_path: Path, company_db: Path) -> None:
     corpus = shutil.copytree(FIXTURES / "corpora" / "acme", tmp_path / "acme")
     settings = Settings(data_dir=tmp_path / "data", corpora=[corpus], database=company_db)
     log = tmp_path / "stderr.log"
@@ -62,13 +86,12 @@ def test_first_start_builds_the_index_and_stdout_carries_only_protocol(tmp_path:
         )  # fmt: skip
     peer = StdioPeer(process)
     try:
-        initialized = peer.request(1, "initialize", {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"},
-        })  # fmt: skip
-        assert initialized["result"]["serverInfo"]["name"] == "agentic-rag-mcp"
-        peer.send({"method": "notifications/initialized"})
+        initialized = peer.initialize()
+        assert initialized["serverInfo"]["name"] == "agentic-rag-mcp"
+        assert initialized["capabilities"]["tools"]["listChanged"] is True
         listed = peer.request(2, "tools/list", {})
         assert len(listed["result"]["tools"]) == 5
+        peer.wait_for_notification("notifications/tools/list_changed")  # the first generation is published
         called = peer.request(3, "tools/call", {"name": "keyword_search", "arguments": {"query": "ACME-E7731"}})
         assert called["result"]["structuredContent"]["hits"][0]["citation"]["id"].startswith("acme:engineering/")
     finally:
@@ -77,7 +100,8 @@ def test_first_start_builds_the_index_and_stdout_carries_only_protocol(tmp_path:
         assert process.wait(timeout=30) == 0
     assert peer.lines and all(json.loads(line)["jsonrpc"] == "2.0" for line in peer.lines)
     logged = log.read_text(encoding="utf-8")
-    assert "no index yet" in logged and "published gen-" in logged
+    assert "not indexed yet, building in the background: acme" in logged and "published gen-" in logged
+    assert all(line.strip() for line in logged.splitlines())
 
 
 @pytest.mark.anyio

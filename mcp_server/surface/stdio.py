@@ -1,0 +1,288 @@
+"""``ragmcp serve`` over stdio: the handshake at once, the index kept in step in the background.
+
+A desktop host starts the server and expects ``initialize`` answered within seconds, whatever
+the size of the corpora. So the server opens the published index generation if there is one
+(the time of a warm start), starts a :class:`~mcp_server.indexing.background.BackgroundIngest`
+that brings the index in line with the configured corpora (or waits for another process
+doing so), and answers at once. Until a generation holding a corpus is published, a search
+of it (or of everything, when nothing is published yet) is a tool error saying that the
+index is being built, how far the build is (read from the build record every process can
+read, :mod:`mcp_server.indexing.build_status`) and when to retry.
+
+:class:`LiveTools` follows ``CURRENT`` like an HTTP worker (:mod:`mcp_server.team.live`):
+every ``reload_interval_s`` it opens a newly published generation, sends new calls to it
+and closes the old one once its running calls are done. When the corpora published change
+(counts, a corpus indexed), the corpus tools are published anew and the client is told with
+``notifications/tools/list_changed`` and ``notifications/resources/list_changed`` (on a
+2026-07-28 connection, the same events on its ``subscriptions/listen`` stream).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions
+from mcp.server.mcpserver import MCPServer
+from mcp.server.session import ServerSession
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ToolsListChanged
+
+from mcp_server.documents.corpus import CorpusConfig
+from mcp_server.embedding import load_embedder
+from mcp_server.errors import IndexBuildingError
+from mcp_server.indexing.background import BackgroundIngest
+from mcp_server.indexing.build_status import read_build_status
+from mcp_server.indexing.configured import configured_corpora
+from mcp_server.indexing.generations import IndexLayout
+from mcp_server.models import CorpusInfo, SearchFilters, SqlResult
+from mcp_server.models import Retriever as RetrieverName
+from mcp_server.retrieval.retriever import Retriever
+from mcp_server.settings import Settings
+from mcp_server.sql.demo import open_database
+from mcp_server.sql.guard import Params, ReadOnlyDatabase
+from mcp_server.surface.arguments import ArgumentCheck
+from mcp_server.surface.server import CallRunner, build_server, refresh_corpus_tools
+from mcp_server.surface.tools import DocumentResult, RetrievalTools, SearchResult, query_database
+
+logger = logging.getLogger(__name__)
+
+
+def serve_stdio(settings: Settings) -> None:
+    """Serve over stdio until the host closes stdin; stdout carries only the protocol."""
+    configs = configured_corpora(settings)  # a missing folder or a bad corpus.toml: its message, before anything
+    build = BackgroundIngest(settings)
+    live = LiveTools(settings, configs, open_database(settings), build)
+    try:
+        live.refresh()
+        _log_start(live)
+        build.start()
+        anyio.run(_serve, settings, live)
+    finally:
+        build.stop()
+        live.close()
+
+
+@dataclass(eq=False)
+class _Held:
+    """One opened generation and the calls using it; closed once retired and unused."""
+
+    tools: RetrievalTools
+    indexed: frozenset[str]  # the configured corpora it holds
+    users: int = 0
+    retired: bool = False
+
+
+class LiveTools:
+    """The tools over whichever generation is published now (see the module docstring); thread-safe."""
+
+    def __init__(
+        self, settings: Settings, configs: list[CorpusConfig], database: ReadOnlyDatabase | None, build: BackgroundIngest
+    ) -> None:
+        self.settings = settings
+        self._configs = configs
+        self._database = database
+        self._build = build
+        self._layout = IndexLayout(settings.index_dir)
+        self._held: _Held | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def database(self) -> ReadOnlyDatabase | None:
+        return self._database
+
+    @property
+    def generation(self) -> str | None:
+        held = self._held
+        return held.tools.retriever.manifest.generation if held is not None else None
+
+    def corpora(self, scope: Collection[str] | None = None) -> list[CorpusInfo]:
+        """Every configured corpus: as indexed in the served generation, or marked as not indexed yet."""
+        with self._hold() as held:
+            indexed = {c.name: c for c in held.tools.corpora()} if held is not None else {}
+        return [
+            indexed.get(c.name)
+            or CorpusInfo(name=c.name, description=c.description, language=c.language, documents=0, chunks=0, indexed=False)
+            for c in self._configs
+            if scope is None or c.name in scope
+        ]
+
+    def unserved(self) -> list[str]:
+        held = self._held
+        return held.tools.retriever.unserved if held is not None else []
+
+    def search(
+        self, query: str, *, mode: RetrieverName, corpus: str | None, top_k: int, filters: SearchFilters | None,
+        scope: Collection[str] | None = None,
+    ) -> SearchResult:  # fmt: skip
+        with self._use(corpus) as tools:
+            result = tools.search(query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
+        pending = [c.name for c in self.corpora(scope) if not c.indexed]
+        if corpus is None and not result.hits and pending:  # not "nothing found" while part is unsearched
+            raise IndexBuildingError(f"No hits in the indexed corpora. {self._building(', '.join(pending))}")
+        return result
+
+    def get_document(
+        self, ref: str, *, corpus: str | None, chunk: int | None, window: int, scope: Collection[str] | None = None
+    ) -> DocumentResult:
+        with self._use(corpus) as tools:
+            return tools.get_document(ref, corpus=corpus, chunk=chunk, window=window, scope=scope)
+
+    def sql_query(self, sql: str, params: Params, max_rows: int | None) -> SqlResult:
+        return query_database(self._database, sql, params, max_rows)
+
+    def document_page(
+        self, scope: Collection[str] | None, after: tuple[str, str] | None, limit: int
+    ) -> list[tuple[str, str, str]]:
+        with self._hold() as held:
+            return held.tools.document_page(scope, after, limit) if held is not None else []
+
+    def refresh(self) -> bool:
+        """Open the published generation if it is not the one served (blocking); True when it changed."""
+        name = self._layout.current_name()
+        if name is None or name == self.generation:
+            return False
+        embedder = load_embedder(
+            self.settings.embedding_model, self.settings.embedding_config, self.settings.embedding_server
+        )
+        tools = RetrievalTools(Retriever.open(self.settings, embedder), self._database, self.settings)
+        with self._lock:
+            old, self._held = self._held, _Held(tools, frozenset(c.name for c in tools.corpora()))
+            if old is not None:
+                old.retired = True
+            unused = old is not None and old.users == 0
+        if old is not None and unused:  # else the last call using it closes it
+            old.tools.close()
+        return True
+
+    def close(self) -> None:
+        with self._lock:
+            held, self._held = self._held, None
+        if held is not None:
+            held.tools.close()
+
+    @contextmanager
+    def _use(self, corpus: str | None) -> Iterator[RetrievalTools]:
+        """The served generation for one call; IndexBuildingError when what is asked is not indexed yet."""
+        with self._hold() as held:
+            configured = corpus is not None and any(c.name == corpus for c in self._configs)
+            if held is None or (configured and corpus not in held.indexed):
+                raise IndexBuildingError(self._building(corpus if held is not None else None))
+            yield held.tools
+
+    @contextmanager
+    def _hold(self) -> Iterator[_Held | None]:
+        """The served generation (None before the first), kept open until the block ends."""
+        with self._lock:
+            held = self._held
+            if held is not None:
+                held.users += 1
+        try:
+            yield held
+        finally:
+            if held is not None:
+                with self._lock:
+                    held.users -= 1
+                    done = held.retired and held.users == 0
+                if done:
+                    held.tools.close()
+
+    def _building(self, corpus: str | None) -> str:
+        """Why ``corpus`` (one name or several; None: any corpus) cannot be searched yet, how far its build is and when to retry."""
+        what = f"corpus {corpus}" if corpus is not None else "the corpora"
+        if self._build.error is not None and read_build_status(self.settings.data_dir) is None:
+            return (
+                f"{what} cannot be searched: the index could not be built ({self._build.error}). "
+                "Tell the user; retrying will not help until the problem is fixed and the server restarted."
+            )
+        status = read_build_status(self.settings.data_dir)
+        if status is None:
+            return f"The index is being built, so {what} cannot be searched yet (starting). Retry in about 15 s."
+        return (
+            f"The index is being built, so {what} cannot be searched yet ({status.describe()}). "
+            f"Retry in about {status.retry_after_s()} s."
+        )
+
+
+def _log_start(live: LiveTools) -> None:
+    corpora = live.corpora()
+    served = [c.name for c in corpora if c.indexed]
+    pending = [c.name for c in corpora if not c.indexed]
+    generation = live.generation or "none yet"
+    logger.info("index generation %s; serving corpora: %s", generation, ", ".join(served) or "none yet")
+    if pending:
+        logger.info("not indexed yet, building in the background: %s", ", ".join(pending))
+    if live.unserved():
+        logger.info(
+            "in the index but not configured, so not served: %s (delete with: ragmcp corpus remove NAME)",
+            ", ".join(live.unserved()),
+        )
+    database = live.database
+    logger.info("SQL database: %s", f"{database.name} ({database.path})" if database else "none (RAGMCP_DATABASE)")
+
+
+class _LegacySession:
+    """Server middleware: remembers the session of a connection that completed the initialize handshake,
+    to send it list-changed notifications (a 2026-07-28 connection hears them on its listen stream)."""
+
+    def __init__(self) -> None:
+        self.session: ServerSession | None = None
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method == "notifications/initialized":
+            self.session = ctx.session
+        return await call_next(ctx)
+
+
+async def _serve(settings: Settings, live: LiveTools) -> None:
+    bus = InMemorySubscriptionBus()
+    legacy = _LegacySession()
+    calls = CallRunner(settings)
+    arguments = ArgumentCheck()
+    server = build_server(settings, live, calls=calls, middleware=[legacy], subscriptions=bus, arguments=arguments)
+    # MCPServer.run("stdio") announces no list-changed support; the low-level run takes the options.
+    lowlevel = server._lowlevel_server
+    options = lowlevel.create_initialization_options(NotificationOptions(tools_changed=True, resources_changed=True))
+    async with anyio.create_task_group() as group:
+        group.start_soon(_follow, server, settings, live, calls, arguments, bus, legacy)
+        async with stdio_server() as (read, write):
+            await lowlevel.run(read, write, options)
+        group.cancel_scope.cancel()
+
+
+async def _follow(
+    server: MCPServer, settings: Settings, live: LiveTools, calls: CallRunner, arguments: ArgumentCheck,
+    bus: InMemorySubscriptionBus, legacy: _LegacySession,
+) -> None:  # fmt: skip
+    """Serve each newly published generation; tell the client when the corpus tools changed."""
+    published = live.corpora()
+    failed: str | None = None
+    while True:
+        await anyio.sleep(settings.reload_interval_s)
+        try:
+            if not await anyio.to_thread.run_sync(live.refresh):
+                continue
+        except Exception:
+            name = IndexLayout(settings.index_dir).current_name()
+            if name != failed:
+                logger.exception("cannot open the newly published index %s; still serving %s", name, live.generation)
+            failed = name
+            continue
+        failed = None
+        logger.info("now serving index %s", live.generation)
+        now = refresh_corpus_tools(server, settings, live, calls, published, arguments)
+        if now is published:
+            continue
+        published = now
+        await bus.publish(ToolsListChanged())
+        await bus.publish(ResourcesListChanged())
+        if legacy.session is not None:
+            await legacy.session.send_tool_list_changed()
+            await legacy.session.send_resource_list_changed()
