@@ -138,8 +138,11 @@ def discover_documents(config: CorpusConfig) -> list[SourceFile]:
     return scan_corpus(config).files
 
 
-def scan_corpus(config: CorpusConfig, max_file_bytes: int | None = None) -> CorpusScan:
+def scan_corpus(config: CorpusConfig, max_file_bytes: int | None = None, data_dir: Path | None = None) -> CorpusScan:
     """The document files of a corpus, sorted by path, and the entries skipped with their reasons.
+
+    Files under ``data_dir`` (the index's own data dir, when it sits inside the corpus folder)
+    are never documents.
 
     Skipped: symlinks that leave the folder, loop or lead nowhere; symlinked folders;
     files over ``max_file_bytes``; a second file mapping to a doc_id already taken
@@ -150,6 +153,9 @@ def scan_corpus(config: CorpusConfig, max_file_bytes: int | None = None) -> Corp
     root = config.root.resolve()
     scan = CorpusScan()
     found = sorted(_walk(root, root, config.suffixes, scan), key=lambda path: path.relative_to(root).as_posix())
+    if data_dir is not None:
+        own = data_dir.resolve()
+        found = [path for path in found if not path.is_relative_to(own)]
     seen: dict[str, SourceFile] = {}
     for path in found:
         source = _source_file(root, path)

@@ -416,7 +416,7 @@ class _Plan:
 
 def _plan(config: CorpusConfig, stored: dict[str, str], skips: dict[str, StoredSkip], settings: Settings) -> _Plan:
     """What to do for one corpus. A file refused before and unchanged since is reported again, not re-read."""
-    scan = scan_corpus(config, int(settings.max_file_mb * 1_048_576))
+    scan = scan_corpus(config, int(settings.max_file_mb * 1_048_576), settings.data_dir)
     report = CorpusReport(name=config.name, skipped=scan.skipped, hidden=scan.hidden)
     to_load: list[tuple[SourceFile, str]] = []
     files = []

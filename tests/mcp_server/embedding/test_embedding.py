@@ -13,7 +13,7 @@ from chromadb.config import Settings as ChromaSettings
 from mcp_server.embedding import load_embedder, onnx_model
 from mcp_server.embedding.onnx_model import OnnxSentenceEmbedding
 from mcp_server.errors import EmbeddingModelError
-from mcp_server.stores.vector import ChromaStore, VectorRecord
+from mcp_server.stores.vector import ChromaStore, EMBEDDED_PREFIX, VectorRecord, collection_name
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +82,7 @@ def test_reopened_chroma_collection_rebuilds_our_embedding_function(tmp_path: Pa
     store.close()
 
     client = chromadb.PersistentClient(str(tmp_path / "chroma"), settings=ChromaSettings(anonymized_telemetry=False))
-    collection = client.get_collection("chunks")  # no embedding function passed
+    collection = client.get_collection(collection_name(EMBEDDED_PREFIX, "c"))  # no embedding function passed
     assert isinstance(collection.configuration["embedding_function"], OnnxSentenceEmbedding)
     assert collection.query(query_texts=["when is the bonus paid"], n_results=1)["ids"] == [["c:d0#0"]]
     client.close()

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import anyio
 import pytest
 from click.testing import CliRunner
 from mcp import Client, StdioServerParameters
@@ -183,6 +184,10 @@ async def test_the_written_entry_starts_a_working_server(tmp_path: Path, notes: 
     async with Client(server) as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
         assert {"hybrid_search", "keyword_search", "get_document"} <= tools
-        result = await client.call_tool("hybrid_search", {"query": "Can I put cooked food in the compost?"})
-        assert not result.is_error and "[my-notes:compost#0]" in text_of(result)
+        # The handshake does not wait for the first build: until it is published, searches say so.
+        with anyio.fail_after(120):
+            while (result := await client.call_tool("hybrid_search", {"query": "Can I put cooked food in the compost?"})).is_error:
+                assert "being built" in text_of(result), text_of(result)
+                await anyio.sleep(0.5)
+        assert "[my-notes:compost#0]" in text_of(result)
     assert (tmp_path / "index" / "index" / "CURRENT").is_file()

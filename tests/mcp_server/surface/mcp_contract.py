@@ -24,10 +24,10 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-async def list_checked_tools(client: Client) -> dict[str, Tool]:
-    """The tools by name, after checking names, annotations and that each publishes an output schema."""
+async def list_checked_tools(client: Client, names: frozenset[str] | set[str] = TOOL_NAMES) -> dict[str, Tool]:
+    """The tools by name, after checking ``names``, annotations and that each publishes an output schema."""
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(tools) == TOOL_NAMES
+    assert set(tools) == set(names)
     for tool in tools.values():
         annotations = tool.annotations
         assert tool.title and annotations is not None
