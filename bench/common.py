@@ -26,6 +26,8 @@ def _bench_data() -> Path:
 
 BENCH_DATA = _bench_data()
 CACHE = REPO / "bench" / ".cache"
+DEMO_DATABASE = REPO / "corpora" / "database"
+"""The bundled demo database's sources: what ``RAGMCP_DATABASE`` names for SQL beside a benchmark corpus."""
 
 
 def read_jsonl(path: Path) -> Iterator[dict[str, str]]:

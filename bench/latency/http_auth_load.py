@@ -37,14 +37,12 @@ import anyio
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BENCH_DATA, CACHE, REPO, log  # noqa: E402
-from http_clients import Call, run_load, scifact_calls  # noqa: E402
+from common import BENCH_DATA, CACHE, DEMO_DATABASE, REPO, log  # noqa: E402
+from http_clients import UNTHROTTLED, Call, run_load, scifact_calls  # noqa: E402
 from mcp_latency import free_port, start_http  # noqa: E402
 
 from mcp_server.grants import Grant  # noqa: E402
-from mcp_server.team.tokens import ClientLimits, add_client  # noqa: E402
-
-UNTHROTTLED = ClientLimits(rate_per_minute=1e9, burst=1_000_000, max_concurrent=1_000)
+from mcp_server.team.tokens import add_client  # noqa: E402
 
 
 def measure(args: argparse.Namespace, mix: str, auth: bool, workers: int, scratch: Path,
@@ -52,7 +50,7 @@ def measure(args: argparse.Namespace, mix: str, auth: bool, workers: int, scratc
     label = f"{mix}-{'on' if auth else 'off'}-{workers}"
     env = {k: v for k, v in os.environ.items() if k != "RAGMCP_TOKENS_FILE"}
     env |= {"RAGMCP_DATA_DIR": str(args.index / "data"), "RAGMCP_CORPORA": str(args.index / "corpus"),
-            "RAGMCP_AUDIT_LOG": str(scratch / f"audit-{label}.jsonl")}  # fmt: skip
+            "RAGMCP_DATABASE": str(DEMO_DATABASE), "RAGMCP_AUDIT_LOG": str(scratch / f"audit-{label}.jsonl")}  # fmt: skip
     tokens: list[str] = []
     if auth:
         tokens_file = scratch / f"tokens-{label}.json"

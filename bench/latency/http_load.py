@@ -32,7 +32,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BENCH_DATA, CACHE, REPO, log  # noqa: E402
+from common import BENCH_DATA, CACHE, DEMO_DATABASE, REPO, log  # noqa: E402
 from http_clients import Call, run_load, scifact_calls  # noqa: E402
 from mcp_latency import free_port, start_http  # noqa: E402
 
@@ -94,7 +94,7 @@ def main() -> None:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as scratch:
         env = {**os.environ, "RAGMCP_DATA_DIR": str(args.index / "data"), "RAGMCP_CORPORA": str(args.index / "corpus"),
-               "RAGMCP_AUDIT_LOG": str(Path(scratch) / "audit.jsonl")}  # fmt: skip
+               "RAGMCP_DATABASE": str(DEMO_DATABASE), "RAGMCP_AUDIT_LOG": str(Path(scratch) / "audit.jsonl")}  # fmt: skip
         env.pop("RAGMCP_TOKENS_FILE", None)
         for workers in args.workers:
             for clients in args.clients:

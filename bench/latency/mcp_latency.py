@@ -38,7 +38,7 @@ from mcp import Client, StdioServerParameters
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from common import BENCH_DATA, CACHE, REPO, log, read_jsonl, read_qrels  # noqa: E402
+from common import BENCH_DATA, CACHE, DEMO_DATABASE, REPO, log, read_jsonl, read_qrels  # noqa: E402
 
 CHROMA_MCP_VENV = CACHE / "venv-chroma-mcp"
 CHROMA_MCP_VERSION = "0.2.6"
@@ -148,7 +148,8 @@ def start_http(env: dict[str, str], port: int, workers: int = 1) -> subprocess.P
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     data_dir = args.index / "data"
-    env = {**os.environ, "RAGMCP_DATA_DIR": str(data_dir), "RAGMCP_CORPORA": str(args.index / "corpus")}
+    env = {**os.environ, "RAGMCP_DATA_DIR": str(data_dir), "RAGMCP_CORPORA": str(args.index / "corpus"),
+           "RAGMCP_DATABASE": str(DEMO_DATABASE)}  # fmt: skip
     texts = {q["_id"]: q["text"] for q in read_jsonl(args.data / "queries.jsonl")}
     qrels = read_qrels(args.data / "qrels" / "test.tsv")
     queries = [texts[qid] for qid in list(qrels)[: args.calls]]

@@ -5,13 +5,14 @@
     python bench/latency/noisy_neighbour.py --bundled   # the bundled corpora instead (indexed on first use)
 
 One ``ragmcp serve --transport http`` worker (127.0.0.1) on the SciFact index and the demo
-database, with a tokens file of two clients, both at the default limits (120 requests a
-minute, burst 20, 4 in flight):
+database, with a tokens file of two clients:
 
-- **quiet**: every corpus, no SQL. One client sends ``hybrid_search`` calls (SciFact test
-  claims, or with ``--bundled`` the questions of bench/agent/bundled-questions.jsonl;
-  ``top_k`` 5) back to back; its latencies are what is measured.
-- **noisy**: SQL only. ``--noisy-clients`` clients send, back to back, the heaviest
+- **quiet**: every corpus, no SQL, limits that never throttle it (it sends one call at a
+  time, so what it measures is search time, not its own rate limit). It sends
+  ``hybrid_search`` calls (SciFact test claims, or with ``--bundled`` the questions of
+  bench/agent/bundled-questions.jsonl; ``top_k`` 5) back to back; its latencies are what is measured.
+- **noisy**: SQL only, at the default limits (120 requests a minute, burst 20, 4 in
+  flight). ``--noisy-clients`` clients share its token and send, back to back, the heaviest
   statements we could write within the limits, in turn: three two-argument ``trim()`` calls
   over 98 KB strings (CPU inside single function calls, so the worker process is killed at
   the deadline), an endless recursive CTE and a sorted 7-way cross join (stopped by the
@@ -40,8 +41,8 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BENCH_DATA, CACHE, REPO, log, read_jsonl, read_qrels  # noqa: E402
-from http_clients import HEADERS  # noqa: E402
+from common import BENCH_DATA, CACHE, DEMO_DATABASE, REPO, log, read_jsonl, read_qrels  # noqa: E402
+from http_clients import HEADERS, UNTHROTTLED  # noqa: E402
 from mcp_latency import free_port, percentiles, start_http  # noqa: E402
 
 from mcp_server.grants import Grant  # noqa: E402
@@ -66,7 +67,7 @@ async def call(http: httpx.AsyncClient, url: str, n: int, name: str, arguments: 
     if response.status_code != 200:
         return f"HTTP {response.status_code}"
     result = response.json().get("result", {})
-    return " ".join(result["content"][0]["text"].split()[:6]) if result.get("isError") else "ok"
+    return " ".join(result["content"][0]["text"].split()[:12]) if result.get("isError") else "ok"
 
 
 async def quiet_loop(url: str, token: str, queries: list[str], seconds: float) -> tuple[list[float], Counter[str]]:
@@ -137,11 +138,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         tokens_file = Path(scratch) / "tokens.json"
         tokens = {
-            "quiet": add_client(tokens_file, "quiet", Grant(corpora="*", sql=False), ClientLimits()),
+            "quiet": add_client(tokens_file, "quiet", Grant(corpora="*", sql=False), UNTHROTTLED),
             "noisy": add_client(tokens_file, "noisy", Grant(corpora=(), sql=True), ClientLimits()),
         }
         env = {k: v for k, v in os.environ.items() if not k.startswith("RAGMCP_")}
-        env |= {"RAGMCP_DATA_DIR": str(args.index / "data"), "RAGMCP_CORPORA": corpora,
+        env |= {"RAGMCP_DATA_DIR": str(args.index / "data"), "RAGMCP_CORPORA": corpora, "RAGMCP_DATABASE": str(DEMO_DATABASE),
                 "RAGMCP_TOKENS_FILE": str(tokens_file), "RAGMCP_AUDIT_LOG": str(Path(scratch) / "audit.jsonl")}  # fmt: skip
         port = free_port()
         log(f"{args.seconds:.0f} s idle, then {args.seconds:.0f} s beside {args.noisy_clients} noisy clients")
