@@ -51,7 +51,7 @@ from mcp_server.settings import Settings, bundled_corpus_dirs  # noqa: E402
 from mcp_server.team.tokens import ClientLimits, add_client  # noqa: E402
 
 BIG = "hex(zeroblob(49000))"
-TRIM_SET = "(replace(hex(zeroblob(500)), '0', '1') || '0')"
+TRIM_SET = "(replace(hex(zeroblob(4000)), '0', '1') || '0')"
 CROSS_JOIN = "FROM employees a, employees b, employees c, employees d, employees e, employees f, employees g"
 HEAVY_SQL = [
     "SELECT " + ", ".join([f"length(trim({BIG}, {TRIM_SET}))"] * 3),

@@ -16,7 +16,7 @@ from tests.helpers import demo_row_counts
 
 DEADLINE_S = 1.0
 BIG = "hex(zeroblob(49000))"  # 98,000 characters
-TRIM_SET = "(replace(hex(zeroblob(500)), '0', '1') || '0')"  # 1,001 characters, the one that matches last
+TRIM_SET = "(replace(hex(zeroblob(4000)), '0', '1') || '0')"  # 8,001 characters (trim's work array stays within the value limit)
 PATTERN = f"substr({BIG}, 1, 40000) || '1'"  # matches nowhere, after 40,000 characters at every position
 
 # Each is one row of a few calls, so far fewer virtual-machine steps than the progress handler's interval.
