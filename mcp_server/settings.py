@@ -108,6 +108,18 @@ class Settings(BaseSettings):
     bm25_b: float = Field(default=0.3, ge=0, le=1)
     bm25_k1: float = Field(default=1.2, ge=0)
     bm25_idf: IdfFormula = Field(default="lucene", description="BM25 IDF: lucene (as bm25s, Anserini) or whoosh.")
+    # Chosen on SciFact train (bench/retrieval/tune_common_terms.py): the most pruning within 0.002 nDCG@10.
+    bm25_common_term_share: float = Field(
+        default=0.03, gt=0, le=1,
+        description="A query word found in more than this share of the searched chunks (and in more than "
+        "bm25_common_term_min_chunks) only adds to the score of chunks holding a rarer query word; 1 turns it off.",
+    )
+    bm25_common_term_min_chunks: int = Field(
+        default=1000, ge=0,
+        description="A query word in no more chunks than this is never treated as common, whatever the share: short "
+        "posting lists cost little, so pruning starts only where the index is large (about 33,000 chunks at the "
+        "default share).",
+    )
 
     sql_max_rows: int = Field(default=200, ge=1, le=10_000)
     sql_timeout_s: float = Field(default=5.0, gt=0, le=300)

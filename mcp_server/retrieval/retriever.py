@@ -77,8 +77,10 @@ class Retriever:
             self._docstore.close()
             raise
         self._keywords = WhooshIndex(
-            generation / "whoosh", bm25_b=settings.bm25_b, bm25_k1=settings.bm25_k1, idf=settings.bm25_idf
-        )
+            generation / "whoosh", bm25_b=settings.bm25_b, bm25_k1=settings.bm25_k1, idf=settings.bm25_idf,
+            common_term_share=settings.bm25_common_term_share,
+            common_term_min_chunks=settings.bm25_common_term_min_chunks,
+        )  # fmt: skip
         stored = {c.name: c for c in self._docstore.corpora()}
         served = configured_names(settings)
         self._corpora = {name: c for name, c in stored.items() if name in served}

@@ -15,12 +15,21 @@ Scores are BM25 with Lucene's IDF by default (``log(1 + (N - df + 0.5) / (df + 0
 the IDF of Lucene, Anserini and bm25s), which measured better than Whoosh's own
 ``log(N / (df + 1)) + 1`` on SciFact train (nDCG@10 0.692 against 0.686). Hybrid search
 asks for *normalised* scores: each divided by the query's IDF mass (see :meth:`WhooshIndex.search`).
+
+On a large index the cost of a long query is the posting lists of its common words. Words
+in more than ``common_term_share`` of the searched chunks (and in more than
+``common_term_min_chunks``) therefore only add to the score of chunks that hold a rarer
+query word: those score exactly as before, and chunks with nothing but common words, which
+seldom rank, are left out (the cutoff is a share of the searched corpora, so it too depends
+only on what the client may read). Readers are kept between searches.
 """
 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from math import log
 from pathlib import Path
@@ -69,12 +78,25 @@ class WhooshIndex:
     """The keyword shards under one directory: ``<path>/<corpus name>/`` is that corpus's Whoosh index."""
 
     def __init__(
-        self, path: Path, *, bm25_b: float = 0.75, bm25_k1: float = 1.2, idf: IdfFormula = "lucene"
+        self,
+        path: Path,
+        *,
+        bm25_b: float = 0.75,
+        bm25_k1: float = 1.2,
+        idf: IdfFormula = "lucene",
+        common_term_share: float = 1.0,
+        common_term_min_chunks: int = 0,
     ) -> None:
+        """A query word in more than ``common_term_share`` of the searched chunks, and in more
+        than ``common_term_min_chunks`` of them, only adds to the score of chunks holding a
+        rarer query word (share 1.0: never; see :func:`build_keyword_query`). The second
+        bound keeps small indexes exact: there every posting list is short anyway."""
         if idf not in ("lucene", "whoosh"):
             raise ValueError(f"unknown IDF formula {idf!r}; use 'lucene' or 'whoosh'")
         model = LuceneIdfBM25 if idf == "lucene" else scoring.BM25F
         self.weighting = model(B=bm25_b, K1=bm25_k1)
+        self._common_term_share = common_term_share
+        self._common_term_min_chunks = common_term_min_chunks
         self._path = path
         path.mkdir(parents=True, exist_ok=True)
         self._shards = {
@@ -83,10 +105,50 @@ class WhooshIndex:
             if shard.is_dir() and index.exists_in(str(shard))
         }
         self._analyzer = _schema()[CONTENT].analyzer
+        # Opening a reader costs about 80 ms on a 100k-chunk shard (bench/scale/keyword_cpu.py), so
+        # readers are kept between searches: idle ones per set of searched corpora, each lent to one
+        # search at a time (a Whoosh reader is not safe to share between threads). A change to any
+        # shard bumps the version; readers opened before it are closed instead of kept.
+        self._lock = threading.Lock()
+        self._idle: dict[tuple[str, ...], list[IndexReader]] = {}
+        self._version = 0
+        self._closed = False
 
     def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._drop_idle_readers()
         for shard in self._shards.values():
             shard.close()
+
+    def _drop_idle_readers(self) -> None:
+        """Close the idle readers and make lent ones close on return (call with the lock held)."""
+        self._version += 1
+        for readers in self._idle.values():
+            for reader in readers:
+                reader.close()
+        self._idle.clear()
+
+    @contextmanager
+    def _reader(self, names: Sequence[str]) -> Iterator[IndexReader | None]:
+        """A reader over the shards of ``names`` for one search (None when they are all empty)."""
+        key = tuple(names)
+        with self._lock:
+            idle = self._idle.get(key)
+            reader = idle.pop() if idle else None
+            version = self._version
+        if reader is None:
+            reader = _union_reader([self._shards[name] for name in names])
+        try:
+            yield reader
+        finally:
+            if reader is not None:
+                with self._lock:
+                    keep = version == self._version and not self._closed
+                    if keep:
+                        self._idle.setdefault(key, []).append(reader)
+                if not keep:
+                    reader.close()
 
     def corpora(self) -> list[str]:
         """The corpora with a shard, sorted."""
@@ -103,6 +165,8 @@ class WhooshIndex:
         additions: dict[str, list[KeywordRecord]] = {}
         for r in records:
             additions.setdefault(r.corpus, []).append(r)
+        with self._lock:
+            self._drop_idle_readers()
         for corpus in sorted(set(deletions) | set(additions)):
             if corpus in self._shards or additions.get(corpus):
                 self._update_shard(corpus, deletions.get(corpus, []), additions.get(corpus, []))
@@ -125,6 +189,8 @@ class WhooshIndex:
 
     def remove_corpus(self, corpus: str) -> None:
         """Delete ``corpus``'s shard (nothing to do when it has none)."""
+        with self._lock:
+            self._drop_idle_readers()
         shard = self._shards.pop(corpus, None)
         if shard is not None:
             shard.close()
@@ -158,13 +224,19 @@ class WhooshIndex:
         # Every searched corpus counts in the statistics, whether or not the filter leaves it a document,
         # so a filter changes which chunks are found but not how each one scores.
         names = self.corpora() if corpora is None else sorted(set(corpora) & set(self._shards))
-        reader = _union_reader([self._shards[name] for name in names])
-        if reader is None:
-            return []
         restriction = None
         if doc_keys is not None:
             restriction = query.Or([query.Term("doc_key", key) for key in sorted(doc_keys)])
-        with Searcher(reader, weighting=self.weighting) as searcher:
+        with self._reader(names) as reader:
+            if reader is None:
+                return []
+            searcher = Searcher(reader, weighting=self.weighting, closereader=False)
+            if self._common_term_share < 1.0:
+                cutoff = max(self._common_term_share * searcher.doc_count_all(), self._common_term_min_chunks)
+                parsed = build_keyword_query(
+                    CONTENT, text, self._analyzer, require_phrases=require_phrases,
+                    is_common=lambda term: searcher.doc_frequency(CONTENT, term) > cutoff,
+                )  # fmt: skip
             results = searcher.search(parsed, limit=k, filter=restriction)
             scale = _idf_mass(searcher, analyze_query_terms(text, self._analyzer)) if normalize else 1.0
             return [(hit["id"], float(hit.score) / scale) for hit in results]

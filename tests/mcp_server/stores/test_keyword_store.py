@@ -98,3 +98,41 @@ def test_a_search_uses_the_statistics_of_exactly_the_corpora_it_searches(tmp_pat
     finally:
         alone.close()
         shared.close()
+
+
+def test_common_words_only_score_chunks_that_hold_a_rarer_query_word(index_path: Path, store: WhooshIndex) -> None:
+    # "alpha" is in 2 of 4 chunks (more than 0.3 of them: common), "beta" in 1 (rare).
+    pruned = WhooshIndex(index_path, bm25_b=0.5, bm25_k1=1.2, common_term_share=0.3)
+    try:
+        assert pruned.search("alpha beta", 10) == [("c:d1#0", dict(store.search("alpha beta", 10))["c:d1#0"])]
+        assert pruned.search("alpha beta", 10, normalize=True) == store.search("alpha beta", 10, normalize=True)[:1]
+        # Only common words: searched as before, nothing dropped.
+        assert pruned.search("alpha omega", 10) == store.search("alpha omega", 10)
+        assert {hit for hit, _ in pruned.search("alpha omega", 10)} == {"c:d1#0", "c:d2#0", "c:d4#0"}
+        # A required phrase already restricts the matches: the other words add to the score as before.
+        assert pruned.search('"omega kappa" alpha', 10) == store.search('"omega kappa" alpha', 10)
+    finally:
+        pruned.close()
+
+
+def test_words_in_few_chunks_are_never_common(index_path: Path, store: WhooshIndex) -> None:
+    # "alpha" is in half the chunks, but in no more than two: searched on its own, as without pruning.
+    floored = WhooshIndex(index_path, bm25_b=0.5, bm25_k1=1.2, common_term_share=0.3, common_term_min_chunks=2)
+    try:
+        assert floored.search("alpha beta", 10) == store.search("alpha beta", 10)
+        assert len(floored.search("alpha beta", 10)) == 2
+    finally:
+        floored.close()
+
+
+def test_a_reader_kept_between_searches_sees_the_next_update(tmp_path: Path) -> None:
+    store = WhooshIndex(tmp_path / "whoosh")
+    try:
+        store.update([], [KeywordRecord("c:a#0", "c", "a", "alpha beta")])
+        assert [hit for hit, _ in store.search("gamma alpha", 10)] == ["c:a#0"]
+        store.update(["c:a"], [KeywordRecord("c:b#0", "c", "b", "gamma")])
+        assert [hit for hit, _ in store.search("gamma alpha", 10)] == ["c:b#0"]
+        store.remove_corpus("c")
+        assert store.search("gamma alpha", 10) == []
+    finally:
+        store.close()
