@@ -18,7 +18,7 @@ async def main() -> None:
     job = json.load(sys.stdin)
     server = StdioServerParameters(command=job["command"], args=job["args"])
     cold, first = [], []
-    first_query = {"collection_name": "chunks", "query_texts": [job["warmup"][0]], "n_results": 5}
+    first_query = {"collection_name": job["collection"], "query_texts": [job["warmup"][0]], "n_results": 5}
     for _ in range(job["cold_starts"]):
         started = time.perf_counter()
         async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
@@ -31,7 +31,7 @@ async def main() -> None:
     async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         for i, query in enumerate(job["warmup"] + job["queries"]):
-            args = {"collection_name": "chunks", "query_texts": [query], "n_results": 5}
+            args = {"collection_name": job["collection"], "query_texts": [query], "n_results": 5}
             started = time.perf_counter()
             result = await session.call_tool("chroma_query_documents", args)
             if result.isError:

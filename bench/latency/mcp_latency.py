@@ -40,6 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from common import BENCH_DATA, CACHE, DEMO_DATABASE, REPO, log, read_jsonl, read_qrels  # noqa: E402
 
+from mcp_server.stores.vector import EMBEDDED_PREFIX, collection_name  # noqa: E402
+
 CHROMA_MCP_VENV = CACHE / "venv-chroma-mcp"
 CHROMA_MCP_VERSION = "0.2.6"
 
@@ -210,6 +212,7 @@ def chroma_mcp_job(chroma_dir: str, queries: list[str], cold_starts: int) -> dic
     job = {
         "command": str(ensure_chroma_mcp_venv()),
         "args": ["--client-type", "persistent", "--data-dir", chroma_dir],
+        "collection": collection_name(EMBEDDED_PREFIX, "scifact"),  # the SciFact corpus's own collection
         "cold_starts": cold_starts, "warmup": queries[:5], "queries": queries,
     }
     return json.loads(subprocess.run(  # type: ignore[no-any-return]
