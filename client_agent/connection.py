@@ -172,7 +172,9 @@ async def _catalog(client: Client) -> Catalog:
         CorpusSummary(c["name"], c["description"], int(c.get("documents", 0)), int(c.get("chunks", 0)))
         for c in (json.loads(corpora_json) if corpora_json else [])
     ]
-    return Catalog(tools, corpora, await _resource_text(client, SCHEMA_URI))
+    # The schema resource is there only beside sql_query: asking for it otherwise logs an error on the server.
+    schema = await _resource_text(client, SCHEMA_URI) if any(t.name == "sql_query" for t in tools) else ""
+    return Catalog(tools, corpora, schema)
 
 
 async def _resource_text(client: Client, uri: str) -> str:

@@ -118,8 +118,9 @@ def ingest_command(settings: Settings, targets: tuple[str, ...], rebuild: bool, 
     for c in report.corpora:
         if c.name not in served:
             stderr.print(
-                f"note: {c.name} is not in RAGMCP_CORPORA, so it is indexed but not served; add its folder there "
-                f"to serve it, or delete it with: ragmcp corpus remove {c.name}",
+                f"note: {c.name} is not in RAGMCP_CORPORA here, so a server started with these settings does not "
+                f"serve it; a server whose RAGMCP_CORPORA lists its folder (as `ragmcp install` writes into a "
+                f"host's config) does. To drop it from the index instead: ragmcp corpus remove {c.name}",
                 highlight=False,
             )
     print_database_report(settings)

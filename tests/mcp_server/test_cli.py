@@ -196,3 +196,16 @@ def test_a_settings_error_names_the_problem_without_quoting_the_api_key(run, mon
     assert code == 1
     assert "RAGMCP_EMBEDDING_MODEL is 'minilm-int8', which uses no server" in err
     assert "sk-do-not-print-me" not in err
+
+
+def test_ingesting_a_folder_that_is_not_configured_says_where_it_is_served(  # type: ignore[no-untyped-def]
+    run, tmp_path: Path
+) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "compost.md").write_text("# Compost\n\nCooked food must not go in the compost bins.\n", encoding="utf-8")
+    code, _, err = run("ingest", str(folder))
+    assert code == 0 and "notes: 1 added" in err
+    note = " ".join(err.split())  # the console may wrap the line
+    assert "notes is not in RAGMCP_CORPORA here" in note and "ragmcp install" in note
+    assert "ragmcp corpus remove notes" in note
