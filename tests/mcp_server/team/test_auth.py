@@ -39,6 +39,7 @@ CLIENTS = {
     "auditor": (Grant(), ClientLimits()),
     "leaver": (Grant(corpora=("teama",), sql=False), ClientLimits()),
     "separators": (Grant(corpora=("teama",), sql=False), ClientLimits()),  # its own rate budget for one call
+    "url-token": (Grant(corpora=("teama",), sql=False), ClientLimits()),  # likewise: team-a's burst is spent by then
 }
 
 
@@ -247,13 +248,13 @@ async def test_the_audit_log_has_one_line_per_call_and_no_token_material(team_se
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_a_token_in_the_url_or_in_arguments_reaches_no_log(team_server: TeamServer) -> None:
-    token = team_server.tokens["team-a"]
+    token = team_server.tokens["url-token"]
     url = f"{team_server.http.url}/mcp?access_token={token}"
     assert httpx.post(url, json=TOOLS_LIST, headers=MCP_HEADERS).status_code == 401
     authorized = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
     assert httpx.post(url, json=TOOLS_LIST, headers=authorized).status_code == 200
     assert httpx.get(f"{team_server.http.url}/healthz?token={token}&x=1").status_code == 200
-    async with connect(team_server, "team-a") as client:
+    async with connect(team_server, "url-token") as client:
         await client.call_tool("keyword_search", {"query": f"wombat {token} Bearer {token[5:]}"})
 
     stderr = team_server.http.log.read_text()
