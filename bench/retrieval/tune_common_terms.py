@@ -35,7 +35,7 @@ sys.path[:0] = [str(HERE.parents[1]), str(HERE.parent), str(HERE)]  # this check
 from common import BENCH_DATA, REPO, log  # noqa: E402
 from harness import BeirSet  # noqa: E402
 from scifact import prepare_scifact  # noqa: E402
-from tune_scifact import Scored, ndcg  # noqa: E402
+from tune_scifact import Scored, ndcg, vector_rankings  # noqa: E402
 
 from mcp_server.retrieval.fusion import convex_fusion  # noqa: E402
 from mcp_server.retrieval.retriever import Retriever  # noqa: E402
@@ -68,11 +68,7 @@ def main() -> None:
     settings = prepare_scifact(data).settings
     retriever = Retriever.open(settings)
     depth = settings.candidate_depth
-    log(f"vector rankings ({len(queries)} train queries)")
-    vector = {
-        qid: [(h.citation.id, h.score) for h in retriever.search(text, mode="vector", top_k=depth)]
-        for qid, text in queries.items()
-    }
+    vector = vector_rankings(retriever, queries, depth)
     grid: dict[str, dict[str, float]] = {}
     plain: Scored = {}
     for share in SHARE_GRID:

@@ -54,6 +54,15 @@ def ndcg(rankings: Scored, data: BeirSet) -> float:
     return evaluate(run, data.qrels["train"], NDCG)["nDCG@10"]
 
 
+def vector_rankings(retriever: Retriever, queries: dict[str, str], depth: int) -> Scored:
+    """The product's vector search for every query: (citation id, cosine similarity), best first."""
+    log(f"vector rankings ({len(queries)} train queries)")
+    return {
+        qid: [(h.citation.id, h.score) for h in retriever.search(text, mode="vector", top_k=depth)]
+        for qid, text in queries.items()
+    }
+
+
 def keyword_rankings(index: WhooshIndex, queries: dict[str, str]) -> Scored:
     """BM25 rankings as hybrid search's keyword side makes them (normalised scores, quotes as plain words)."""
     return {qid: index.search(text, DEPTH, normalize=True, require_phrases=False) for qid, text in queries.items()}
@@ -94,11 +103,7 @@ def main() -> None:
     queries = data.split_queries("train")
     prepared = prepare_scifact(data)
     retriever = Retriever.open(prepared.settings)
-    log(f"vector rankings ({len(queries)} train queries)")
-    vector = {
-        qid: [(h.citation.id, h.score) for h in retriever.search(text, mode="vector", top_k=DEPTH)]
-        for qid, text in queries.items()
-    }
+    vector = vector_rankings(retriever, queries, DEPTH)
 
     log("BM25 grid on train")
     bm25_scores: dict[tuple[IdfFormula, float, float], float] = {}
