@@ -1,3 +1,4 @@
 from mcp_server.cli import main
 
-main()
+if __name__ == "__main__":  # not when a spawned child process (the keyword index writer) imports it
+    main()

@@ -19,7 +19,9 @@ from mcp_server.indexing.generations import write_file_atomically
 
 RECORD = "build.json"
 WRITE_INTERVAL_S = 0.5
-UNITS = {"reading documents": "documents", "embedding chunks": "chunks", "writing indexes": "chunks"}
+INDEXING_PHASE = "indexing documents"  # documents read, embedded and written, batch by batch
+KEYWORD_PHASE = "writing the keyword index"  # the keyword segments still pending at the end
+UNITS = {INDEXING_PHASE: "documents", KEYWORD_PHASE: "chunks"}
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,7 @@ class BuildStatus:
     total: int
 
     def describe(self) -> str:
-        """E.g. 'embedding chunks: 128 of 310 chunks done', or 'starting'."""
+        """E.g. 'indexing documents: 128 of 310 documents done', or 'starting'."""
         if self.phase not in UNITS:
             return self.phase
         return f"{self.phase}: {self.done:,} of {self.total:,} {UNITS[self.phase]} done"

@@ -2,9 +2,10 @@
 
 One run: find what changed (by a fingerprint of each file's bytes and the chunking
 pipeline), stage a copy of the current generation, remove changed and deleted
-documents from all three stores, chunk and embed new and changed ones (embeddings come
-from the persistent cache when the same text was embedded before, and every new batch is
-committed to that cache at once), then publish the staging directory atomically.
+documents from all three stores, then stream the new and changed ones through in
+batches: chunk, embed (embeddings come from the persistent cache when the same text was
+embedded before, and every new batch is committed to that cache at once) and write each
+batch to the stores; then publish the staging directory atomically.
 
 If the process is killed at any point, the published generation is untouched and keeps
 answering; the next run deletes the staging directory, redoes the bookkeeping and takes
@@ -43,8 +44,9 @@ from mcp_server.documents.corpus import (
 from mcp_server.documents.extract import extract
 from mcp_server.embedding import Embedder, load_embedder
 from mcp_server.errors import IngestError
-from mcp_server.indexing.build_status import BuildRecord, BuildStatus, read_build_status
+from mcp_server.indexing.build_status import INDEXING_PHASE, BuildRecord, BuildStatus, read_build_status
 from mcp_server.indexing.configured import check_unique_name, configured_corpora
+from mcp_server.indexing.keyword_writer import KeywordWriter, open_keyword_writer
 from mcp_server.indexing.generations import (
     STORE_LAYOUT,
     IndexLayout,
@@ -75,6 +77,7 @@ from mcp_server.stores.vector import (
 
 PIPELINE_VERSION = "2"  # bump when loaders or chunking change what a file turns into
 LOCK_POLL_S = 0.5
+BATCH_CHUNKS = 2_000  # chunks read, embedded and written together; bounds the memory of a run
 
 
 class IngestCancelled(Exception):
@@ -103,6 +106,15 @@ class CorpusReport:
         return lines
 
 
+@dataclass(frozen=True)
+class _Written:
+    """What writing one batch of chunks did."""
+
+    chunks: int
+    embedded: int  # vectors computed by the model
+    embed_seconds: float
+
+
 @dataclass
 class IngestReport:
     corpora: list[CorpusReport]
@@ -111,6 +123,11 @@ class IngestReport:
     chunks_embedded: int = 0  # embeddings computed by the model (not taken from the cache)
     seconds: float = 0.0
     embed_seconds: float = 0.0
+
+    def add(self, written: _Written) -> None:
+        self.chunks_written += written.chunks
+        self.chunks_embedded += written.embedded
+        self.embed_seconds += written.embed_seconds
 
     def lines(self) -> list[str]:
         """What the run did, one line per corpus and one for the index, for a terminal or a log."""
@@ -462,48 +479,80 @@ def _build(
     settings: Settings,
     progress: ProgressSink,
 ) -> IngestReport:
-    """Apply the plans to the staged stores (``vectors`` included, which this closes)."""
+    """Apply the plans to the staged stores (``vectors`` included, which this closes).
+
+    Stale chunks (of deleted and changed documents) leave every store first. Then the
+    documents to load stream through in batches of about :data:`BATCH_CHUNKS` chunks: each
+    batch is stored, embedded (from the cache where it can be) and written to the vector and
+    keyword stores before the next is read, so memory does not grow with the corpus.
+    """
     docstore = DocumentStore(staging / "docstore.sqlite")
-    keywords = WhooshIndex(staging / "whoosh")
+    cache = EmbeddingCache(settings.embedding_cache_path, embedder.name, embedder.dimension)
+    keyword_writer: KeywordWriter | None = None
+    report = IngestReport(corpora=[], generation=None)
     try:
         for cfg in configs:
             docstore.put_corpus(_stored_corpus(cfg))
-        progress.start("reading documents", sum(len(p.to_load) for p in plans))
-        prepared: list[_PreparedChunk] = []
         for plan in plans:
             for doc_id in plan.forgotten:
                 docstore.forget_skip(plan.config.name, doc_id)
-            for source, fingerprint in plan.to_load:
-                prepared.extend(_load_into_docstore(docstore, plan, source, fingerprint, settings))
-                progress.advance(1)
-        embeddings, embedded, embed_seconds = _embed(prepared, embedder, settings, progress)
-
         deleted = [(p.config.name, d) for p in plans for d in p.report.deleted]
         for corpus, doc_id in deleted:
             docstore.delete_document(corpus, doc_id)
         stale = deleted + [(p.config.name, d) for p in plans for d in p.report.changed]
         for corpus in {c for c, _ in stale}:
             vectors.delete_documents(corpus, [d for c, d in stale if c == corpus])
-        progress.start("writing indexes", len(prepared))
-        vectors.add(
-            [
-                VectorRecord(citation_id(c.corpus, c.doc_id, c.chunk), c.corpus, c.doc_id, c.chunk, c.text, e)
-                for c, e in zip(prepared, embeddings)
-            ]
-        )
-        keywords.update(
-            [f"{c}:{d}" for c, d in stale],
-            [KeywordRecord(citation_id(c.corpus, c.doc_id, c.chunk), c.corpus, c.doc_id, c.keyword_text) for c in prepared],
-        )
-        progress.advance(len(prepared))
+        keywords = WhooshIndex(staging / "whoosh")
+        try:
+            keywords.update([f"{c}:{d}" for c, d in stale], [])
+        finally:
+            keywords.close()
+
+        documents = sum(len(p.to_load) for p in plans)
+        keyword_writer = open_keyword_writer(staging / "whoosh", documents)
+        progress.start(INDEXING_PHASE, documents)
+        batch: list[_PreparedChunk] = []
+        for plan in plans:
+            for source, fingerprint in plan.to_load:
+                batch.extend(_load_into_docstore(docstore, plan, source, fingerprint, settings))
+                progress.advance(1)
+                if len(batch) >= BATCH_CHUNKS:
+                    report.add(_write_batch(batch, cache, embedder, vectors, keyword_writer, settings))
+                    batch = []
+        if batch:
+            report.add(_write_batch(batch, cache, embedder, vectors, keyword_writer, settings))
+        keyword_writer.finish(progress)
+        keyword_writer = None
         docstore.commit()
     finally:
+        if keyword_writer is not None:
+            keyword_writer.abort()
         docstore.close()
+        cache.close()
         vectors.close()
-        keywords.close()
-    return IngestReport(
-        corpora=[], generation=None, chunks_written=len(prepared), chunks_embedded=embedded, embed_seconds=embed_seconds
+    return report
+
+
+def _write_batch(
+    batch: Sequence[_PreparedChunk],
+    cache: EmbeddingCache,
+    embedder: Embedder,
+    vectors: ChromaStore,
+    keywords: KeywordWriter,
+    settings: Settings,
+) -> _Written:
+    """Embed ``batch`` and write it to the vector and keyword stores."""
+    embeddings, computed, seconds = _embed(batch, cache, embedder, settings)
+    vectors.add(
+        [
+            VectorRecord(citation_id(c.corpus, c.doc_id, c.chunk), c.corpus, c.doc_id, c.chunk, e)
+            for c, e in zip(batch, embeddings)
+        ]
     )
+    keywords.add(
+        [KeywordRecord(citation_id(c.corpus, c.doc_id, c.chunk), c.corpus, c.doc_id, c.keyword_text) for c in batch]
+    )
+    return _Written(len(batch), computed, seconds)
 
 
 def _load_into_docstore(
@@ -557,26 +606,18 @@ def _load_into_docstore(
 
 
 def _embed(
-    chunks: Sequence[_PreparedChunk], embedder: Embedder, settings: Settings, progress: ProgressSink
+    chunks: Sequence[_PreparedChunk], cache: EmbeddingCache, embedder: Embedder, settings: Settings
 ) -> tuple[list[npt.NDArray[np.float32]], int, float]:
-    """Vectors for every chunk, from the cache where possible; returns (vectors, embedded, seconds)."""
-    cache = EmbeddingCache(settings.embedding_cache_path, embedder.name, embedder.dimension)
-    try:
-        keys = [text_key(c.embed_text) for c in chunks]
-        found = cache.get_many(keys)
-        texts = {key: c.embed_text for key, c in zip(keys, chunks) if key not in found}
-        todo = sorted(texts, key=lambda k: len(texts[k]))
-        progress.start("embedding chunks", len(todo))
-        started = time.perf_counter()
-        step = settings.embedding_batch_size
-        for start in range(0, len(todo), step):
-            batch = todo[start : start + step]
-            vectors = embedder.embed([texts[k] for k in batch])
-            cache.put_many(list(zip(batch, vectors)))
-            found.update(zip(batch, vectors))
-            progress.advance(len(batch))
-        return [found[k] for k in keys], len(todo), time.perf_counter() - started
-    finally:
-        cache.close()
-
-
+    """Vectors for every chunk, from the cache where possible; returns (vectors, computed, seconds)."""
+    keys = [text_key(c.embed_text) for c in chunks]
+    found = cache.get_many(keys)
+    texts = {key: c.embed_text for key, c in zip(keys, chunks) if key not in found}
+    todo = sorted(texts, key=lambda k: len(texts[k]))
+    started = time.perf_counter()
+    step = settings.embedding_batch_size
+    for start in range(0, len(todo), step):
+        batch = todo[start : start + step]
+        vectors = embedder.embed([texts[k] for k in batch])
+        cache.put_many(list(zip(batch, vectors)))
+        found.update(zip(batch, vectors))
+    return [found[k] for k in keys], len(todo), time.perf_counter() - started

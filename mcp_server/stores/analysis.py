@@ -280,7 +280,10 @@ def _segment(text: str, cjk: CjkStrategy, index: bool) -> Iterator[_Piece]:
     for match in _RUN_RE.finditer(text):
         run, start = match.group(), match.start()
         if match.lastgroup == "word":
-            yield from _word_pieces(run, start)
+            if run.isalnum():  # a single part, no joiners: most words, so without a generator of its own
+                yield _Piece(_normalise(run), start, start + len(run), False)
+            else:
+                yield from _word_pieces(run, start)
         elif match.lastgroup == "han":
             yield from _han_pieces(run, start, cjk, index)
         else:

@@ -75,7 +75,8 @@ def _schema() -> Schema:
 
 
 class WhooshIndex:
-    """The keyword shards under one directory: ``<path>/<corpus name>/`` is that corpus's Whoosh index."""
+    """The keyword shards under one directory: ``<path>/<corpus name>/`` is that corpus's Whoosh index
+    (with ``<path>/<corpus name>.<n>/`` for its further parts, if it has any)."""
 
     def __init__(
         self,
@@ -99,11 +100,13 @@ class WhooshIndex:
         self._common_term_min_chunks = common_term_min_chunks
         self._path = path
         path.mkdir(parents=True, exist_ok=True)
-        self._shards = {
-            shard.name: index.open_dir(str(shard))
-            for shard in sorted(path.iterdir())
-            if shard.is_dir() and index.exists_in(str(shard))
-        }
+        # A corpus's shard is one Whoosh index or several *parts* (``<corpus>``, ``<corpus>.1``, ...),
+        # which a big ingestion writes in parallel; a search reads all parts as one.
+        self._shards: dict[str, dict[int, index.Index]] = {}
+        for folder in sorted(path.iterdir()):
+            corpus, _, part = folder.name.partition(".")
+            if folder.is_dir() and (not part or part.isdigit()) and index.exists_in(str(folder)):
+                self._shards.setdefault(corpus, {})[int(part or 0)] = index.open_dir(str(folder))
         self._analyzer = _schema()[CONTENT].analyzer
         # Opening a reader costs about 80 ms on a 100k-chunk shard (bench/scale/keyword_cpu.py), so
         # readers are kept between searches: idle ones per set of searched corpora, each lent to one
@@ -118,8 +121,12 @@ class WhooshIndex:
         with self._lock:
             self._closed = True
             self._drop_idle_readers()
-        for shard in self._shards.values():
-            shard.close()
+        for part in self._parts():
+            part.close()
+
+    def _parts(self, names: Iterable[str] | None = None) -> list[index.Index]:
+        """The part indexes of the shards of ``names`` (None: all)."""
+        return [part for name in (self._shards if names is None else names) for part in self._shards[name].values()]
 
     def _drop_idle_readers(self) -> None:
         """Close the idle readers and make lent ones close on return (call with the lock held)."""
@@ -138,7 +145,7 @@ class WhooshIndex:
             reader = idle.pop() if idle else None
             version = self._version
         if reader is None:
-            reader = _union_reader([self._shards[name] for name in names])
+            reader = _union_reader(self._parts(names))
         try:
             yield reader
         finally:
@@ -155,10 +162,11 @@ class WhooshIndex:
         return sorted(self._shards)
 
     def count(self) -> int:
-        return sum(int(shard.doc_count()) for shard in self._shards.values())
+        return sum(int(part.doc_count()) for part in self._parts())
 
-    def update(self, deleted_doc_keys: Sequence[str], records: Sequence[KeywordRecord]) -> None:
-        """Remove the chunks of ``deleted_doc_keys`` (``corpus:doc_id``), add ``records``; one commit per shard."""
+    def update(self, deleted_doc_keys: Sequence[str], records: Sequence[KeywordRecord], *, part: int = 0) -> None:
+        """Remove the chunks of ``deleted_doc_keys`` (``corpus:doc_id``) from every part of their shard,
+        add ``records`` to part ``part`` of theirs; one commit per part changed."""
         deletions: dict[str, list[str]] = {}
         for key in deleted_doc_keys:
             deletions.setdefault(key.partition(":")[0], []).append(key)
@@ -168,33 +176,28 @@ class WhooshIndex:
         with self._lock:
             self._drop_idle_readers()
         for corpus in sorted(set(deletions) | set(additions)):
-            if corpus in self._shards or additions.get(corpus):
-                self._update_shard(corpus, deletions.get(corpus, []), additions.get(corpus, []))
+            parts = dict(self._shards.get(corpus, {}))
+            if additions.get(corpus) and part not in parts:
+                parts[part] = self._create_part(corpus, part)
+            for number, part_index in sorted(parts.items()):
+                added = additions.get(corpus, []) if number == part else []
+                if added or (deletions.get(corpus) and part_index.doc_count_all()):
+                    _write(part_index, deletions.get(corpus, []), added)
 
-    def _update_shard(self, corpus: str, deleted_doc_keys: Iterable[str], records: Iterable[KeywordRecord]) -> None:
-        if corpus not in self._shards:
-            folder = self._path / corpus
-            folder.mkdir()
-            self._shards[corpus] = index.create_in(str(folder), _schema())
-        writer = self._shards[corpus].writer(limitmb=256)
-        try:
-            for key in deleted_doc_keys:
-                writer.delete_by_term("doc_key", key)
-            for r in records:
-                writer.add_document(id=r.id, corpus=r.corpus, doc_key=f"{r.corpus}:{r.doc_id}", content=r.content)
-        except BaseException:
-            writer.cancel()
-            raise
-        writer.commit()
+    def _create_part(self, corpus: str, part: int) -> index.Index:
+        folder = self._path / (corpus if part == 0 else f"{corpus}.{part}")
+        folder.mkdir()
+        created = index.create_in(str(folder), _schema())
+        self._shards.setdefault(corpus, {})[part] = created
+        return created
 
     def remove_corpus(self, corpus: str) -> None:
         """Delete ``corpus``'s shard (nothing to do when it has none)."""
         with self._lock:
             self._drop_idle_readers()
-        shard = self._shards.pop(corpus, None)
-        if shard is not None:
-            shard.close()
-            shutil.rmtree(self._path / corpus)
+        for number, part_index in self._shards.pop(corpus, {}).items():
+            part_index.close()
+            shutil.rmtree(self._path / (corpus if number == 0 else f"{corpus}.{number}"))
 
     def search(
         self,
@@ -240,6 +243,20 @@ class WhooshIndex:
             results = searcher.search(parsed, limit=k, filter=restriction)
             scale = _idf_mass(searcher, analyze_query_terms(text, self._analyzer)) if normalize else 1.0
             return [(hit["id"], float(hit.score) / scale) for hit in results]
+
+
+def _write(part: index.Index, deleted_doc_keys: Iterable[str], records: Iterable[KeywordRecord]) -> None:
+    """Delete, then add, in one commit of ``part`` (a new segment)."""
+    writer = part.writer(limitmb=256)
+    try:
+        for key in deleted_doc_keys:
+            writer.delete_by_term("doc_key", key)
+        for r in records:
+            writer.add_document(id=r.id, corpus=r.corpus, doc_key=f"{r.corpus}:{r.doc_id}", content=r.content)
+    except BaseException:
+        writer.cancel()
+        raise
+    writer.commit()
 
 
 def _union_reader(shards: Sequence[index.Index]) -> IndexReader | None:

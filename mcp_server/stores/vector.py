@@ -48,13 +48,13 @@ CONFIGURATION: Any = {"hnsw": {"space": "cosine", "num_threads": 1}}  # one thre
 
 @dataclass(frozen=True)
 class VectorRecord:
-    """One chunk as the vector store keeps it."""
+    """One chunk as the vector store keeps it: no text (the docstore has it, and Chroma would
+    spend half its writing time and three quarters of its disk on a full-text index of it)."""
 
     id: str  # the citation id
     corpus: str
     doc_id: str
     chunk: int
-    text: str
     embedding: npt.NDArray[np.float32]
 
 
@@ -127,15 +127,12 @@ class ChromaStore:
         return self._collections[corpus]
 
     def copy_from(self, source: ChromaStore) -> None:
-        """Add every record of ``source`` (ids, vectors, texts, metadata) to this store, corpus by corpus."""
+        """Add every record of ``source`` (ids, vectors, metadata) to this store, corpus by corpus."""
         for corpus, collection in source._collections.items():
             target = self._collection(corpus)
             for offset in range(0, collection.count(), ADD_BATCH):
-                batch = collection.get(include=["embeddings", "documents", "metadatas"], limit=ADD_BATCH, offset=offset)
-                target.add(
-                    ids=batch["ids"], embeddings=batch["embeddings"], documents=batch["documents"],
-                    metadatas=batch["metadatas"],
-                )  # fmt: skip
+                batch = collection.get(include=["embeddings", "metadatas"], limit=ADD_BATCH, offset=offset)
+                target.add(ids=batch["ids"], embeddings=batch["embeddings"], metadatas=batch["metadatas"])
 
     def add(self, records: Sequence[VectorRecord]) -> None:
         by_corpus: dict[str, list[VectorRecord]] = {}
@@ -148,7 +145,6 @@ class ChromaStore:
                 collection.add(
                     ids=[r.id for r in batch],
                     embeddings=np.stack([r.embedding for r in batch]),
-                    documents=[r.text for r in batch],
                     metadatas=[{"doc_id": r.doc_id, "doc_key": f"{r.corpus}:{r.doc_id}", "chunk": r.chunk} for r in batch],
                 )
 

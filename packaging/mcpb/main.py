@@ -10,7 +10,8 @@ import sys
 
 from mcp_server.cli import main
 
-watch, *folders = sys.argv[1:] or ["false"]
-if folders:
-    os.environ["RAGMCP_CORPORA"] = os.pathsep.join(folders)
-main(["serve", *(["--watch"] if watch == "true" else [])], prog_name="ragmcp")
+if __name__ == "__main__":  # not when a spawned child process (the keyword index writer) imports it
+    watch, *folders = sys.argv[1:] or ["false"]
+    if folders:
+        os.environ["RAGMCP_CORPORA"] = os.pathsep.join(folders)
+    main(["serve", *(["--watch"] if watch == "true" else [])], prog_name="ragmcp")

@@ -145,7 +145,7 @@ def test_ingest_progress_and_logs_go_to_stderr_only(tiny_settings: Settings, tmp
         capture_output=True, text=True, check=True,
     )
     assert result.stdout == ""
-    assert "embedding chunks" in result.stderr and "published gen-" in result.stderr
+    assert "indexing documents" in result.stderr and "published gen-" in result.stderr
 
 
 def test_sql_reads_the_demo_database_and_cites_the_query(run) -> None:  # type: ignore[no-untyped-def]

@@ -78,7 +78,7 @@ def test_bad_model_specs_are_clear_errors(spec: str, message: str) -> None:
 def test_reopened_chroma_collection_rebuilds_our_embedding_function(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
     texts = ["bonus is paid with the February salary", "the VPN certificate expired"]
     store = ChromaStore.embedded(tmp_path / "chroma", embedder)
-    store.add([VectorRecord(f"c:d{i}#0", "c", f"d{i}", 0, t, v) for i, (t, v) in enumerate(zip(texts, embedder.embed(texts)))])
+    store.add([VectorRecord(f"c:d{i}#0", "c", f"d{i}", 0, v) for i, v in enumerate(embedder.embed(texts))])
     store.close()
 
     client = chromadb.PersistentClient(str(tmp_path / "chroma"), settings=ChromaSettings(anonymized_telemetry=False))

@@ -167,14 +167,14 @@ def test_three_servers_started_at_once_on_an_empty_data_dir_share_one_build(
 
 
 class _HeldBuild:
-    """A progress sink that holds the build at the start of embedding until released."""
+    """A progress sink that holds the build as it starts indexing documents, until released."""
 
     def __init__(self) -> None:
         self.embedding = threading.Event()
         self.release = threading.Event()
 
     def start(self, phase: str, total: int) -> None:
-        if phase == "embedding chunks":
+        if phase == "indexing documents":
             self.embedding.set()
             assert self.release.wait(120)
 
@@ -199,7 +199,7 @@ def test_initialize_answers_while_the_index_is_being_built_and_search_says_how_f
             refused = server.call(tool, **arguments)
             text = refused["content"][0]["text"]
             assert refused["isError"] and "The index is being built" in text
-            assert "embedding chunks: 0 of 3 chunks done" in text and re.search(r"Retry in about \d+ s", text)
+            assert "indexing documents: 0 of 3 documents done" in text and re.search(r"Retry in about \d+ s", text)
         assert IndexLayout(settings.index_dir).current() is None
     finally:
         held.release.set()
@@ -207,7 +207,7 @@ def test_initialize_answers_while_the_index_is_being_built_and_search_says_how_f
     server.wait_until_indexed()
     assert hit_ids(server.call("hybrid_search", query="compost bins"))[0] == "notes:compost#0"
     log = server.stop()
-    assert "another ingestion is running on this data dir (embedding chunks: 0 of 3 chunks done" in log
+    assert "another ingestion is running on this data dir (indexing documents: 0 of 3 documents done" in log
     assert f"now serving index {published[0]}" in log
 
 
