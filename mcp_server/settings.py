@@ -294,5 +294,9 @@ class Settings(BaseSettings):
         return self.data_dir / "embedding-cache.sqlite"
 
     @property
+    def fingerprint_cache_path(self) -> Path:
+        return self.data_dir / "fingerprint-cache.sqlite"
+
+    @property
     def audit_path(self) -> Path:
         return self.audit_log or self.data_dir / "audit.jsonl"

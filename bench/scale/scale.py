@@ -10,7 +10,8 @@ a sprinkle of changed texts (``--changed-share`` of the copies' documents get a 
 their own appended), so that not every chunk has an exact twin. Per size:
 
 1. ingest into a fresh index in a child process: seconds, seconds spent embedding (the
-   changed texts), chunks/s without embedding, the child's peak RSS;
+   changed texts), chunks/s without embedding, the child's peak RSS and that of the largest
+   of its keyword writer processes;
 2. re-ingest with nothing changed (a child process): seconds;
 3. disk: bytes of the published generation;
 4. over MCP stdio (a spawned ``ragmcp serve``, the real SDK client): ``hybrid_search``,
@@ -51,7 +52,8 @@ report = ingest(Settings())
 print(json.dumps({"seconds": report.seconds, "embed_seconds": report.embed_seconds,
                   "chunks_written": report.chunks_written, "chunks_embedded": report.chunks_embedded,
                   "generation": report.generation,
-                  "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "writer_peak_rss_mib": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024}))
 """
 
 
@@ -142,6 +144,7 @@ def measure(args: argparse.Namespace, chunks: int, queries: list[str]) -> dict[s
         "chunks_embedded": first["chunks_embedded"],
         "chunks_per_s_without_embedding": round(first["chunks_written"] / without_embedding, 1),
         "ingest_peak_rss_mib": round(first["peak_rss_mib"], 1),
+        "keyword_writer_peak_rss_mib": round(first["writer_peak_rss_mib"], 1),
         "unchanged_reingest_s": round(unchanged["seconds"], 2),
         "disk_mib": round(disk_bytes(generation) / 2**20, 1),
         "tools": tools,

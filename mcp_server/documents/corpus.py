@@ -31,6 +31,7 @@ A document's ``doc_id`` is its path inside the folder without the suffix, e.g.
 from __future__ import annotations
 
 import errno
+import os
 import re
 import tomllib
 import unicodedata
@@ -77,6 +78,8 @@ class SourceFile:
     doc_id: str
     path: Path
     relpath: str
+    size: int = 0  # bytes, and the modification time, as the scan saw them
+    mtime_ns: int = 0
 
 
 @dataclass(frozen=True)
@@ -152,21 +155,21 @@ def scan_corpus(config: CorpusConfig, max_file_bytes: int | None = None, data_di
     """
     root = config.root.resolve()
     scan = CorpusScan()
-    found = sorted(_walk(root, root, config.suffixes, scan), key=lambda path: path.relative_to(root).as_posix())
-    if data_dir is not None:
-        own = data_dir.resolve()
-        found = [path for path in found if not path.is_relative_to(own)]
+    found = sorted(_walk(root, "", root, config.suffixes, scan), key=lambda source: source.relpath)
+    own = data_dir.resolve() if data_dir is not None else None
+    if own is not None and own.is_relative_to(root):
+        inside = own.relative_to(root).as_posix() + "/"
+        found = [source for source in found if not source.relpath.startswith(inside)]
     seen: dict[str, SourceFile] = {}
-    for path in found:
-        source = _source_file(root, path)
+    for source in found:
         first = seen.setdefault(source.doc_id, source)
         if first is not source:
             scan.skipped.append(SkippedFile(source.relpath, f"same doc_id as {first.relpath}; rename one of them"))
-        elif max_file_bytes is not None and (size := _size(path)) > max_file_bytes:
+        elif max_file_bytes is not None and source.size > max_file_bytes:
             scan.skipped.append(
                 SkippedFile(
                     source.relpath,
-                    f"{size / 1_048_576:.1f} MB, over the size limit of {max_file_bytes / 1_048_576:g} MB; "
+                    f"{source.size / 1_048_576:.1f} MB, over the size limit of {max_file_bytes / 1_048_576:g} MB; "
                     "raise RAGMCP_MAX_FILE_MB or split the file",
                 )
             )
@@ -266,29 +269,31 @@ def _suffixes(table: object, where: Path) -> frozenset[str]:
     return frozenset((SUPPORTED_SUFFIXES | include) - exclude)
 
 
-def _walk(directory: Path, root: Path, suffixes: frozenset[str], scan: CorpusScan) -> Iterator[Path]:
-    """Document files under ``directory``; hidden entries and links that are not followed go to ``scan``."""
+def _walk(directory: Path, prefix: str, root: Path, suffixes: frozenset[str], scan: CorpusScan) -> Iterator[SourceFile]:
+    """Document files under ``directory`` (``prefix``: its path inside the corpus, ending in '/' unless
+    it is the root); hidden entries and links that are not followed go to ``scan``."""
     try:
-        entries = sorted(directory.iterdir())
+        with os.scandir(directory) as listing:
+            entries = sorted(listing, key=lambda entry: entry.name)
     except OSError as error:
         if directory == root:
             raise IngestError(f"Cannot list the corpus folder {directory}: {error}.") from error
-        scan.skipped.append(SkippedFile(_relative(directory, root) + "/", f"cannot list the folder: {error.strerror}"))
+        scan.skipped.append(SkippedFile(prefix, f"cannot list the folder: {error.strerror}"))
         return
     for entry in entries:
+        relpath = prefix + entry.name
         if entry.name.startswith("."):
-            scan.hidden.append(_relative(entry, root))
+            scan.hidden.append(relpath)
         elif entry.is_symlink():
-            yield from _follow_link(entry, root, suffixes, scan)
+            yield from _follow_link(Path(entry.path), relpath, root, suffixes, scan)
         elif entry.is_dir():
-            yield from _walk(entry, root, suffixes, scan)
-        elif _is_document(entry, root, suffixes):
-            yield entry
+            yield from _walk(Path(entry.path), relpath + "/", root, suffixes, scan)
+        elif _is_document(entry.name, relpath, suffixes) and entry.is_file():
+            yield _source_file(Path(entry.path), relpath, entry)
 
 
-def _follow_link(link: Path, root: Path, suffixes: frozenset[str], scan: CorpusScan) -> Iterator[Path]:
+def _follow_link(link: Path, relpath: str, root: Path, suffixes: frozenset[str], scan: CorpusScan) -> Iterator[SourceFile]:
     """A symlinked file inside the corpus folder is a document; other links are skipped with a reason."""
-    relpath = _relative(link, root)
     try:
         target = link.resolve(strict=True)
     except RuntimeError:  # Python < 3.13 reports a loop this way
@@ -310,26 +315,23 @@ def _follow_link(link: Path, root: Path, suffixes: frozenset[str], scan: CorpusS
             SkippedFile(relpath, f"symlink to {target}, outside the corpus folder; copy the file into the folder")
         )
     elif target.is_file():
-        yield link
+        yield _source_file(link, relpath)
 
 
-def _is_document(path: Path, root: Path, suffixes: frozenset[str]) -> bool:
-    if path.parent == root and path.name == CONFIG_FILENAME:
+def _is_document(name: str, relpath: str, suffixes: frozenset[str]) -> bool:
+    """Whether a file of this name (at ``relpath`` in the corpus) is a document by its suffix."""
+    if relpath == CONFIG_FILENAME:
         return False
-    return path.suffix.lower() in suffixes and path.is_file()
+    dot = name.rfind(".")
+    return dot > 0 and name[dot:].lower() in suffixes
 
 
-def _relative(path: Path, root: Path) -> str:
-    return path.relative_to(root).as_posix()
-
-
-def _size(path: Path) -> int:
+def _source_file(path: Path, relpath: str, entry: os.DirEntry[str] | None = None) -> SourceFile:
+    """The document at ``path`` (``relpath`` inside the corpus; ``entry``: its directory entry, if listed),
+    with its size and modification time (zero when it cannot be read: the loader then says why)."""
     try:
-        return path.stat().st_size
+        info = entry.stat() if entry is not None else path.stat()
+        size, mtime_ns = info.st_size, info.st_mtime_ns
     except OSError:
-        return 0  # unreadable: the loader says why
-
-
-def _source_file(root: Path, path: Path) -> SourceFile:
-    relpath = path.relative_to(root).as_posix()
-    return SourceFile(doc_id=relpath[: -len(path.suffix)], path=path, relpath=relpath)
+        size = mtime_ns = 0
+    return SourceFile(doc_id=relpath[: -len(path.suffix)], path=path, relpath=relpath, size=size, mtime_ns=mtime_ns)

@@ -1,7 +1,8 @@
 """Incremental, crash-safe ingestion of corpus folders into a new index generation.
 
 One run: find what changed (by a fingerprint of each file's bytes and the chunking
-pipeline), stage a copy of the current generation, remove changed and deleted
+pipeline, which a file whose size and modification time are unchanged keeps without being
+read: :mod:`mcp_server.stores.fingerprint_cache`), stage a copy of the current generation, remove changed and deleted
 documents from all three stores, then stream the new and changed ones through in
 batches: chunk, embed (embeddings come from the persistent cache when the same text was
 embedded before, and every new batch is committed to that cache at once) and write each
@@ -66,6 +67,7 @@ from mcp_server.stores.docstore import (
     StoredSkip,
 )
 from mcp_server.stores.embedding_cache import EmbeddingCache, text_key
+from mcp_server.stores.fingerprint_cache import SETTLED_NS, FingerprintCache
 from mcp_server.stores.keyword import KeywordRecord, WhooshIndex
 from mcp_server.stores.vector import (
     ChromaStore,
@@ -174,9 +176,14 @@ class _PreparedChunk:
     keyword_text: str
 
 
+def _pipeline_tag(config: CorpusConfig) -> str:
+    """What besides a file's bytes decides what it turns into."""
+    return f"|pipeline={PIPELINE_VERSION}|chunking={config.chunking!r}"
+
+
 def _fingerprint(path: Path, config: CorpusConfig) -> str:
     digest = hashlib.sha256(path.read_bytes())
-    digest.update(f"|pipeline={PIPELINE_VERSION}|chunking={config.chunking!r}".encode())
+    digest.update(_pipeline_tag(config).encode())
     return digest.hexdigest()
 
 
@@ -342,9 +349,14 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
             current = current_manifest = None
 
     configs = resolve_targets(settings, targets, known)
-    plans = [
-        _plan(cfg, stored_fingerprints.get(cfg.name, {}), stored_skips.get(cfg.name, {}), settings) for cfg in configs
-    ]
+    fingerprints = FingerprintCache(settings.fingerprint_cache_path)
+    try:
+        plans = [
+            _plan(cfg, stored_fingerprints.get(cfg.name, {}), stored_skips.get(cfg.name, {}), fingerprints, settings)
+            for cfg in configs
+        ]
+    finally:
+        fingerprints.close()
     corpora_changed = any(stored_corpora.get(cfg.name) != _stored_corpus(cfg) for cfg in configs)
     reports = [plan.report for plan in plans]
     unchanged = not corpora_changed and not backend_changed and not any(p.has_changes for p in plans)
@@ -431,19 +443,36 @@ class _Plan:
         return bool(self.report.added or self.report.changed or self.report.deleted)
 
 
-def _plan(config: CorpusConfig, stored: dict[str, str], skips: dict[str, StoredSkip], settings: Settings) -> _Plan:
-    """What to do for one corpus. A file refused before and unchanged since is reported again, not re-read."""
+def _plan(
+    config: CorpusConfig,
+    stored: dict[str, str],
+    skips: dict[str, StoredSkip],
+    fingerprints: FingerprintCache,
+    settings: Settings,
+) -> _Plan:
+    """What to do for one corpus. A file refused before and unchanged since is reported again, not re-read;
+    a file whose size and modification time are those in ``fingerprints`` is not read at all."""
     scan = scan_corpus(config, int(settings.max_file_mb * 1_048_576), settings.data_dir)
     report = CorpusReport(name=config.name, skipped=scan.skipped, hidden=scan.hidden)
     to_load: list[tuple[SourceFile, str]] = []
     files = []
+    cached = fingerprints.under(config.root.resolve())
+    fresh: list[tuple[str, str, str]] = []
+    tag, now = _pipeline_tag(config), time.time_ns()
     for source in scan.files:
-        try:
-            fingerprint = _fingerprint(source.path, config)
-        except OSError as error:
-            reason = f"cannot be read ({error.strerror}); check its permissions"
-            report.skipped.append(SkippedFile(source.relpath, reason))
-            continue
+        path, stat = str(source.path), f"{source.size}:{source.mtime_ns}{tag}"
+        recorded = cached.get(path)
+        if recorded is not None and recorded[0] == stat:
+            fingerprint = recorded[1]
+        else:
+            try:
+                fingerprint = _fingerprint(source.path, config)
+            except OSError as error:
+                reason = f"cannot be read ({error.strerror}); check its permissions"
+                report.skipped.append(SkippedFile(source.relpath, reason))
+                continue
+            if now - source.mtime_ns > SETTLED_NS:
+                fresh.append((path, stat, fingerprint))
         files.append(source)
         refused = skips.get(source.doc_id)
         if refused is not None and refused.fingerprint == fingerprint:
@@ -457,6 +486,7 @@ def _plan(config: CorpusConfig, stored: dict[str, str], skips: dict[str, StoredS
             report.unchanged += 1
             continue
         to_load.append((source, fingerprint))
+    fingerprints.update(fresh, cached.keys() - {str(f.path) for f in files})
     present = {f.doc_id for f in files}
     report.deleted = sorted(doc_id for doc_id in stored if doc_id not in present)
     report.skipped.sort(key=lambda skip: skip.source)
