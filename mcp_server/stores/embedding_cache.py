@@ -12,12 +12,13 @@ twice, even after a rebuild) and what lets a killed ingestion resume where it st
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+
+from mcp_server.stores.cache_database import open_cache_database
 
 
 def text_key(text: str) -> str:
@@ -26,14 +27,11 @@ def text_key(text: str) -> str:
 
 class EmbeddingCache:
     def __init__(self, path: Path, model: str, dimension: int) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
+        self._db = open_cache_database(
+            path,
             "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, text_key TEXT NOT NULL,"
-            " vector BLOB NOT NULL, PRIMARY KEY (model, text_key))"
+            " vector BLOB NOT NULL, PRIMARY KEY (model, text_key))",
         )
-        self._db.commit()
         self.model = model
         self._blob_bytes = dimension * np.dtype(np.float32).itemsize
 

@@ -13,23 +13,21 @@ dir, not to an index generation: it says what a file's bytes were, whatever was 
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+
+from mcp_server.stores.cache_database import open_cache_database
 
 SETTLED_NS = 2_000_000_000
 
 
 class FingerprintCache:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(path, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
+        self._db = open_cache_database(
+            path,
             "CREATE TABLE IF NOT EXISTS fingerprints (path TEXT PRIMARY KEY, stat TEXT NOT NULL,"
-            " fingerprint TEXT NOT NULL)"
+            " fingerprint TEXT NOT NULL)",
         )
-        self._db.commit()
 
     def close(self) -> None:
         self._db.close()
