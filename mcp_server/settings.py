@@ -120,6 +120,11 @@ class Settings(BaseSettings):
         "posting lists cost little, so pruning starts only where the index is large (about 33,000 chunks at the "
         "default share).",
     )
+    keyword_cache_mb: int = Field(
+        default=512, ge=0,
+        description="Memory for decoded keyword posting lists kept between searches (per index served); the common "
+        "words that recur in query after query are then not decoded again. 0 keeps none.",
+    )
 
     sql_max_rows: int = Field(default=200, ge=1, le=10_000)
     sql_timeout_s: float = Field(default=5.0, gt=0, le=300)

@@ -4,7 +4,7 @@
 
 A query word found in more than the share of the searched chunks only adds to the score of
 chunks that hold a rarer query word (Lucene's common-terms query; see
-``mcp_server.stores.analysis.build_keyword_query``). For each share of the grid, on the 809
+``mcp_server.stores.bm25_arrays.bm25_top``). For each share of the grid, on the 809
 train claims and the index ``bench/retrieval/scifact.py`` builds:
 
 - keyword nDCG@10 (``keyword_search``'s ranking) and hybrid nDCG@10 (the product's convex

@@ -81,6 +81,7 @@ class Retriever:
             generation / "whoosh", bm25_b=settings.bm25_b, bm25_k1=settings.bm25_k1, idf=settings.bm25_idf,
             common_term_share=settings.bm25_common_term_share,
             common_term_min_chunks=settings.bm25_common_term_min_chunks,
+            posting_cache_bytes=settings.keyword_cache_mb * 2**20,
         )  # fmt: skip
         stored = {c.name: c for c in self._docstore.corpora()}
         served = configured_names(settings)

@@ -34,7 +34,7 @@ import functools
 import logging
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from whoosh.analysis import Filter, LowercaseFilter, Token, Tokenizer
@@ -57,6 +57,7 @@ __all__ = [
     "build_analyzer",
     "build_keyword_query",
     "cjk_share",
+    "plain_query_terms",
 ]
 
 CjkStrategy = Literal["bigram", "jieba", "jieba_search", "unigram"]
@@ -220,14 +221,7 @@ def analyze_query_terms(text: str, analyzer: Analyzer) -> list[str]:
     return list(dict.fromkeys(token.text for token in analyzer(text, mode="query")))
 
 
-def build_keyword_query(
-    fieldname: str,
-    text: str,
-    analyzer: Analyzer,
-    *,
-    require_phrases: bool = True,
-    is_common: Callable[[str], bool] | None = None,
-) -> Query:
+def build_keyword_query(fieldname: str, text: str, analyzer: Analyzer, *, require_phrases: bool = True) -> Query:
     """Turn user text into a Whoosh query; no Whoosh query syntax is interpreted.
 
     * Each quoted phrase (``"..."`` or ``“...”``) becomes a ``Phrase`` over its main
@@ -236,12 +230,6 @@ def build_keyword_query(
     * All other text becomes an ``Or`` of its distinct query terms; these are optional
       when a phrase is present (they only add to the score) and otherwise at least one
       must match.
-    * Without a phrase, the terms for which ``is_common`` is true (words found in a large
-      share of the index) only add to the score of documents that match a rarer term, as
-      in Lucene's common-terms query: such documents score exactly as with the plain
-      ``Or``, while documents holding nothing but common words, which seldom rank, are not
-      scored at all — the long posting lists of common words are then only skipped
-      through, not read. With no rare term the plain ``Or`` is kept.
     * A quote without a partner is ignored; the text after it counts as unquoted.
     * Operators (``AND``, ``OR``, ``NOT``), wildcards and ``field:`` prefixes are plain
       text.
@@ -249,21 +237,37 @@ def build_keyword_query(
     Raises :class:`EmptyQueryError` (an ``InvalidQueryError`` and a ``ValueError``) when
     nothing searchable remains, e.g. for ``""``, ``"?!"`` or only stop words.
     """
+    phrases, words = _parse(fieldname, text, analyzer, require_phrases)
+    optional = _one_or_or([Term(fieldname, word) for word in words])
+    if phrases and optional is not None:
+        return AndMaybe(_one_or_and(phrases), optional)
+    if phrases:
+        return _one_or_and(phrases)
+    assert optional is not None  # _parse refuses a query with neither
+    return optional
+
+
+def plain_query_terms(fieldname: str, text: str, analyzer: Analyzer, *, require_phrases: bool = True) -> list[str] | None:
+    """The distinct terms of ``text`` when its query holds no phrase, else None (a phrase needs positions).
+
+    The terms are those :func:`build_keyword_query` would OR together; raises
+    :class:`EmptyQueryError` as it does.
+    """
+    phrases, words = _parse(fieldname, text, analyzer, require_phrases)
+    return None if phrases else words
+
+
+def _parse(fieldname: str, text: str, analyzer: Analyzer, require_phrases: bool) -> tuple[list[Query], list[str]]:
+    """The required phrase queries of ``text`` and its other distinct terms; raises EmptyQueryError for neither."""
     quoted, unquoted = _split_quoted(text) if require_phrases else ([], [_STRAY_QUOTES_RE.sub(" ", text)])
-    phrases = [_phrase_query(fieldname, phrase, analyzer) for phrase in quoted]
-    required = [query for query in phrases if query is not None]
+    phrases = [query for query in (_phrase_query(fieldname, phrase, analyzer) for phrase in quoted) if query is not None]
     words = analyze_query_terms(" ".join(unquoted), analyzer)
-    optional = _terms_query(fieldname, words, None if required else is_common)
-    if required and optional is not None:
-        return AndMaybe(_one_or_and(required), optional)
-    if required:
-        return _one_or_and(required)
-    if optional is not None:
-        return optional
-    raise EmptyQueryError(
-        f"The query {text!r} has no searchable words: it is empty or holds only stop words "
-        "and punctuation. Search for distinctive words, names, codes or a quoted phrase."
-    )
+    if not phrases and not words:
+        raise EmptyQueryError(
+            f"The query {text!r} has no searchable words: it is empty or holds only stop words "
+            "and punctuation. Search for distinctive words, names, codes or a quoted phrase."
+        )
+    return phrases, words
 
 
 def cjk_share(text: str) -> float:
@@ -399,16 +403,6 @@ def _phrase_query(fieldname: str, phrase: str, analyzer: Analyzer) -> Query | No
     if not words:
         return None
     return Term(fieldname, words[0]) if len(words) == 1 else Phrase(fieldname, words)
-
-
-def _terms_query(fieldname: str, words: list[str], is_common: Callable[[str], bool] | None) -> Query | None:
-    """The ``Or`` of ``words``; with ``is_common``, ``AndMaybe(rare words, common words)`` when both exist."""
-    common = [word for word in words if is_common(word)] if is_common is not None else []
-    rare = _one_or_or([Term(fieldname, word) for word in words if word not in common])
-    extra = _one_or_or([Term(fieldname, word) for word in common])
-    if rare is None:
-        return extra
-    return rare if extra is None else AndMaybe(rare, extra)
 
 
 def _one_or_or(queries: list[Query]) -> Query | None:

@@ -16,12 +16,18 @@ the IDF of Lucene, Anserini and bm25s), which measured better than Whoosh's own
 ``log(N / (df + 1)) + 1`` on SciFact train (nDCG@10 0.692 against 0.686). Hybrid search
 asks for *normalised* scores: each divided by the query's IDF mass (see :meth:`WhooshIndex.search`).
 
+Plain words (every query without a quoted phrase) are scored with numpy over the posting
+lists read as arrays (:mod:`mcp_server.stores.bm25_arrays`): the same BM25, the same
+scores, without Whoosh's per-posting loop in Python. Decoded posting lists are kept
+between searches within a memory budget (``keyword_cache_mb``), and so are readers.
+Queries with a phrase need positions and go to Whoosh's own search.
+
 On a large index the cost of a long query is the posting lists of its common words. Words
 in more than ``common_term_share`` of the searched chunks (and in more than
 ``common_term_min_chunks``) therefore only add to the score of chunks that hold a rarer
-query word: those score exactly as before, and chunks with nothing but common words, which
-seldom rank, are left out (the cutoff is a share of the searched corpora, so it too depends
-only on what the client may read). Readers are kept between searches.
+query word, as in Lucene's common-terms query: those score exactly as before, and chunks
+with nothing but common words, which seldom rank, are left out (the cutoff is a share of
+the searched corpora, so it too depends only on what the client may read).
 """
 
 from __future__ import annotations
@@ -40,7 +46,9 @@ from whoosh.fields import ID, TEXT, Schema
 from whoosh.reading import IndexReader, MultiReader
 from whoosh.searching import Searcher
 
-from mcp_server.stores.analysis import analyze_query_terms, build_analyzer, build_keyword_query
+from mcp_server.stores.analysis import analyze_query_terms, build_analyzer, build_keyword_query, plain_query_terms
+from mcp_server.stores.bm25_arrays import SegmentArrays, bm25_top
+from mcp_server.stores.posting_cache import PostingCache
 
 CONTENT = "content"
 
@@ -87,17 +95,20 @@ class WhooshIndex:
         idf: IdfFormula = "lucene",
         common_term_share: float = 1.0,
         common_term_min_chunks: int = 0,
+        posting_cache_bytes: int = 0,
     ) -> None:
         """A query word in more than ``common_term_share`` of the searched chunks, and in more
         than ``common_term_min_chunks`` of them, only adds to the score of chunks holding a
-        rarer query word (share 1.0: never; see :func:`build_keyword_query`). The second
-        bound keeps small indexes exact: there every posting list is short anyway."""
+        rarer query word (share 1.0: never; see :func:`~mcp_server.stores.bm25_arrays.bm25_top`). The second
+        bound keeps small indexes exact: there every posting list is short anyway. Decoded posting
+        lists are kept between searches up to ``posting_cache_bytes``."""
         if idf not in ("lucene", "whoosh"):
             raise ValueError(f"unknown IDF formula {idf!r}; use 'lucene' or 'whoosh'")
         model = LuceneIdfBM25 if idf == "lucene" else scoring.BM25F
         self.weighting = model(B=bm25_b, K1=bm25_k1)
         self._common_term_share = common_term_share
         self._common_term_min_chunks = common_term_min_chunks
+        self._postings = PostingCache(posting_cache_bytes)
         self._path = path
         path.mkdir(parents=True, exist_ok=True)
         # A corpus's shard is one Whoosh index or several *parts* (``<corpus>``, ``<corpus>.1``, ...),
@@ -113,7 +124,7 @@ class WhooshIndex:
         # search at a time (a Whoosh reader is not safe to share between threads). A change to any
         # shard bumps the version; readers opened before it are closed instead of kept.
         self._lock = threading.Lock()
-        self._idle: dict[tuple[str, ...], list[IndexReader]] = {}
+        self._idle: dict[tuple[str, ...], list[SegmentArrays]] = {}
         self._version = 0
         self._closed = False
 
@@ -132,30 +143,31 @@ class WhooshIndex:
         """Close the idle readers and make lent ones close on return (call with the lock held)."""
         self._version += 1
         for readers in self._idle.values():
-            for reader in readers:
-                reader.close()
+            for arrays in readers:
+                arrays.reader.close()
         self._idle.clear()
 
     @contextmanager
-    def _reader(self, names: Sequence[str]) -> Iterator[IndexReader | None]:
-        """A reader over the shards of ``names`` for one search (None when they are all empty)."""
+    def _reader(self, names: Sequence[str]) -> Iterator[SegmentArrays | None]:
+        """A reader over the shards of ``names`` for one search, with its arrays (None when the shards are all empty)."""
         key = tuple(names)
         with self._lock:
             idle = self._idle.get(key)
-            reader = idle.pop() if idle else None
+            arrays = idle.pop() if idle else None
             version = self._version
-        if reader is None:
-            reader = _union_reader(self._parts(names))
+        if arrays is None:
+            opened = _union_reader(self._parts(names))
+            arrays = None if opened is None else SegmentArrays(opened, CONTENT, self._postings)
         try:
-            yield reader
+            yield arrays
         finally:
-            if reader is not None:
+            if arrays is not None:
                 with self._lock:
                     keep = version == self._version and not self._closed
                     if keep:
-                        self._idle.setdefault(key, []).append(reader)
+                        self._idle.setdefault(key, []).append(arrays)
                 if not keep:
-                    reader.close()
+                    arrays.reader.close()
 
     def corpora(self) -> list[str]:
         """The corpora with a shard, sorted."""
@@ -221,28 +233,43 @@ class WhooshIndex:
         weight about that share, whatever the query's length or the corpus. The scale is the
         same for every query, so a weak best match stays weak (min-max scaling would stretch it to 1).
         """
-        parsed = build_keyword_query(CONTENT, text, self._analyzer, require_phrases=require_phrases)
+        terms = plain_query_terms(CONTENT, text, self._analyzer, require_phrases=require_phrases)
         if doc_keys is not None and not doc_keys:
             return []
         # Every searched corpus counts in the statistics, whether or not the filter leaves it a document,
         # so a filter changes which chunks are found but not how each one scores.
         names = self.corpora() if corpora is None else sorted(set(corpora) & set(self._shards))
-        restriction = None
-        if doc_keys is not None:
-            restriction = query.Or([query.Term("doc_key", key) for key in sorted(doc_keys)])
-        with self._reader(names) as reader:
-            if reader is None:
+        with self._reader(names) as arrays:
+            if arrays is None:
                 return []
-            searcher = Searcher(reader, weighting=self.weighting, closereader=False)
-            if self._common_term_share < 1.0:
-                cutoff = max(self._common_term_share * searcher.doc_count_all(), self._common_term_min_chunks)
-                parsed = build_keyword_query(
-                    CONTENT, text, self._analyzer, require_phrases=require_phrases,
-                    is_common=lambda term: searcher.doc_frequency(CONTENT, term) > cutoff,
-                )  # fmt: skip
-            results = searcher.search(parsed, limit=k, filter=restriction)
+            searcher = Searcher(arrays.reader, weighting=self.weighting, closereader=False)
+            if terms is None:
+                hits = self._search_phrases(searcher, text, k, doc_keys, require_phrases)
+            else:
+                hits = self._search_terms(searcher, arrays, terms, k, doc_keys)
             scale = _idf_mass(searcher, analyze_query_terms(text, self._analyzer)) if normalize else 1.0
-            return [(hit["id"], float(hit.score) / scale) for hit in results]
+            return [(chunk_id, score / scale) for chunk_id, score in hits]
+
+    def _search_terms(
+        self, searcher: Searcher, arrays: SegmentArrays, terms: list[str], k: int, doc_keys: set[str] | None
+    ) -> list[tuple[str, float]]:
+        """Plain words: BM25 over posting arrays, common words pruned (see the module docstring)."""
+        cutoff = max(self._common_term_share * searcher.doc_count_all(), self._common_term_min_chunks)
+        top = bm25_top(
+            arrays, CONTENT, terms, k,
+            idf=lambda term: float(searcher.idf(CONTENT, term)), b=self.weighting.B, k1=self.weighting.K1,
+            is_common=lambda term: self._common_term_share < 1.0 and searcher.doc_frequency(CONTENT, term) > cutoff,
+            allowed=None if doc_keys is None else arrays.holding_any("doc_key", sorted(doc_keys)),
+        )  # fmt: skip
+        return [(arrays.stored_field(docnum, "id"), score) for docnum, score in top]
+
+    def _search_phrases(
+        self, searcher: Searcher, text: str, k: int, doc_keys: set[str] | None, require_phrases: bool
+    ) -> list[tuple[str, float]]:
+        """A query with a quoted phrase: Whoosh's own search, which has the positions."""
+        parsed = build_keyword_query(CONTENT, text, self._analyzer, require_phrases=require_phrases)
+        restriction = None if doc_keys is None else query.Or([query.Term("doc_key", key) for key in sorted(doc_keys)])
+        return [(hit["id"], float(hit.score)) for hit in searcher.search(parsed, limit=k, filter=restriction)]
 
 
 def _write(part: index.Index, deleted_doc_keys: Iterable[str], records: Iterable[KeywordRecord]) -> None:
