@@ -2,6 +2,8 @@
 
     python bench/ingest/scifact.py                         # once: the SciFact index and its embedding cache
     python bench/scale/scale.py --chunks 10000 100000      # ~25 min on 2 cores; writes bench/scale/results.json
+    python bench/scale/scale.py --chunks 1000000           # ~45 min
+    python bench/scale/scale.py --chunks 1000000 --tools-only --label ...  # step 4 again, on that index
 
 Each size is SciFact copied under new document ids (``c<copy>-<id>``) until the corpus
 holds about that many chunks. The texts are unchanged, so the embedding cache seeded from
@@ -121,6 +123,18 @@ async def latency(env: dict[str, str], queries: list[str], doc_ids: list[str], c
     return results
 
 
+def measure_tools_only(args: argparse.Namespace, chunks: int, queries: list[str]) -> dict[str, Any]:
+    """Step 4 alone, on the index an earlier run left at this size (its corpus and data dir)."""
+    workdir = args.workdir / str(chunks)
+    corpus, data_dir = workdir / "corpus", workdir / "data"
+    if not (data_dir / "index" / "CURRENT").is_file():
+        raise SystemExit(f"no index at {data_dir}; run without --tools-only first")
+    env = {**os.environ, "RAGMCP_DATA_DIR": str(data_dir), "RAGMCP_CORPORA": str(corpus)}
+    doc_ids = [f"scale:{path.stem}#0" for path in sorted(corpus.glob("c0-*.md"))[: args.calls]]
+    log(f"{chunks} chunks: {args.calls} calls per tool over stdio, on the index built before")
+    return {"chunks_asked": chunks, "index_reused": True, "tools": anyio.run(latency, env, queries, doc_ids, args.calls)}
+
+
 def measure(args: argparse.Namespace, chunks: int, queries: list[str]) -> dict[str, Any]:
     workdir = args.workdir / str(chunks)
     corpus, data_dir = workdir / "corpus", workdir / "data"
@@ -159,6 +173,10 @@ def main() -> None:
     parser.add_argument("--seed-cache", type=Path, default=CACHE / "scifact" / "data" / "embedding-cache.sqlite")
     parser.add_argument("--changed-share", type=float, default=0.005)
     parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument(
+        "--tools-only", action="store_true",
+        help="only the MCP latencies and serving RSS, on the index a previous run built (same index format)",
+    )
     parser.add_argument("--label", default="after", help="the key this run is stored under in --out")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "scale" / "results.json")
     args = parser.parse_args()
@@ -168,7 +186,8 @@ def main() -> None:
     texts = {q["_id"]: q["text"] for q in read_jsonl(args.data / "queries.jsonl")}
     qrels = read_qrels(args.data / "qrels" / "test.tsv")
     queries = [texts[qid] for qid in qrels][: args.calls]
-    runs = [measure(args, chunks, queries) for chunks in args.chunks]
+    run = measure_tools_only if args.tools_only else measure
+    runs = [run(args, chunks, queries) for chunks in args.chunks]
     results = json.loads(args.out.read_text()) if args.out.exists() else {}
     results[args.label] = {
         "measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

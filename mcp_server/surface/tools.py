@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from mcp_server.errors import NotFoundError
-from mcp_server.models import CorpusInfo, DocumentView, Hit, SearchFilters, SqlResult
+from mcp_server.models import CorpusInfo, DocumentView, Hit, PublishedModel, SearchFilters, SqlResult
 from mcp_server.models import Retriever as RetrieverName
 from mcp_server.retrieval.retriever import Retriever
 from mcp_server.settings import Settings
@@ -30,7 +30,7 @@ HIT_CHARS = 4_000
 """Longest hit text returned; a longer chunk is clipped with a marker naming the rest."""
 
 
-class SearchResult(BaseModel):
+class SearchResult(PublishedModel):
     """The hits of one search, best first, each with its citation."""
 
     query: str
