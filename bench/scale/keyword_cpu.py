@@ -7,7 +7,8 @@ In-process, on the keyword shards of the index ``bench/scale/scale.py`` built at
 for each ``bm25_common_term_share`` given, the CPU time (``time.process_time``) of the
 first ``--queries`` SciFact test claims, once as hybrid search's keyword side runs them
 (``candidate_depth`` hits, normalised scores) and once as ``keyword_search`` does (``top_k``
-10). With ``--profile``, the functions that take the most time at the first share. Writes
+10), on a fresh index each share (its posting cache empty at the start, ``--cache-mb`` 0 keeps it
+empty; the second pass finds what the first one kept). With ``--profile``, the functions that take the most time at the first share. Writes
 bench/scale/results-keyword-cpu.json (``--out``) and prints a Markdown table.
 """
 
@@ -50,6 +51,10 @@ def main() -> None:
     parser.add_argument("--shares", type=float, nargs="+", default=[1.0, 0.05, 0.02, 0.01])
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument(
+        "--cache-mb", type=int, default=None,
+        help="posting cache of each index measured (default: the product's keyword_cache_mb; 0: every search decodes)",
+    )
     parser.add_argument("--data", type=Path, default=BENCH_DATA / "scifact")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "scale" / "results-keyword-cpu.json")
     args = parser.parse_args()
@@ -59,12 +64,16 @@ def main() -> None:
     texts = {q["_id"]: q["text"] for q in read_jsonl(args.data / "queries.jsonl")}
     queries = [texts[qid] for qid in read_qrels(args.data / "qrels" / "test.tsv")][: args.queries]
     settings = Settings(data_dir=data_dir)
-    results: dict[str, object] = {"chunks": args.chunks, "load_average_before": os.getloadavg()}
+    results: dict[str, object] = {
+        "chunks": args.chunks, "cache_mb": settings.keyword_cache_mb if args.cache_mb is None else args.cache_mb,
+        "load_average_before": os.getloadavg(),
+    }
     rows = {}
     for share in args.shares:
         index = WhooshIndex(
             generation / "whoosh", bm25_b=settings.bm25_b, bm25_k1=settings.bm25_k1, idf=settings.bm25_idf,
             common_term_share=share, common_term_min_chunks=settings.bm25_common_term_min_chunks,
+            posting_cache_bytes=(settings.keyword_cache_mb if args.cache_mb is None else args.cache_mb) * 2**20,
         )  # fmt: skip
         cpu_ms(index, queries[:10], 10, False)  # warm the file cache
         if args.profile and share == args.shares[0]:

@@ -228,7 +228,7 @@ def _write_in_child(
     """The child's loop: write each batch, report each commit, and report done (or the error) at the end."""
     try:
         writer = SegmentWriter(WhooshIndex(Path(path)), part=part)
-        while (batch := jobs.get()) is not None:
+        while (batch := _next_job(jobs)) is not None:
             before = writer.committed
             writer.add(batch)
             if writer.committed > before:
@@ -240,3 +240,15 @@ def _write_in_child(
     except Exception as error:  # noqa: BLE001 - reported to the parent, which raises it
         results.put(("error", f"{type(error).__name__}: {error}"))
 
+
+
+def _next_job(jobs: multiprocessing.Queue[list[KeywordRecord] | None]) -> list[KeywordRecord] | None:
+    """The next batch (None: the input is closed); exits the child when its parent is gone (killed
+    mid-run), which would otherwise leave it waiting for batches forever."""
+    parent = multiprocessing.parent_process()
+    while True:
+        try:
+            return jobs.get(timeout=POLL_S)
+        except queue.Empty:
+            if parent is not None and not parent.is_alive():
+                raise SystemExit("the ingesting process is gone") from None

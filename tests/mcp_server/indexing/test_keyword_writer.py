@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,45 @@ def test_the_entry_points_do_nothing_when_a_spawned_child_imports_them(entry: st
         capture_output=True, text=True, timeout=120, cwd=REPO,
     )  # fmt: skip
     assert (done.returncode, done.stdout, done.stderr) == (0, "imported\n", "")
+
+
+KILLED_PARENT = """
+import sys
+import time
+from pathlib import Path
+from mcp_server.indexing.keyword_writer import ProcessKeywordWriter
+from mcp_server.stores.keyword import KeywordRecord
+
+if __name__ == "__main__":
+    writer = ProcessKeywordWriter(Path(sys.argv[1]), 2)
+    writer.add([KeywordRecord("rocks:a#0", "rocks", "a", "notes on amber")])
+    print(*writer.pids, flush=True)
+    sys.stdin.read()  # killed here, the children still waiting for batches
+"""
+
+
+def test_the_children_exit_when_the_ingesting_process_is_killed(tmp_path: Path) -> None:
+    script = tmp_path / "parent.py"
+    script.write_text(KILLED_PARENT, encoding="utf-8")
+    parent = subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path / "whoosh")], cwd=REPO,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert parent.stdout is not None
+    children = [int(pid) for pid in parent.stdout.readline().split()]
+    assert len(children) == 2 and all(_alive(pid) for pid in children)
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 30
+    while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in children)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` is running (a zombie, exited but not yet reaped by init, is not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
