@@ -29,12 +29,12 @@ from typing import Protocol
 from mcp_server.errors import IngestError
 from mcp_server.indexing.build_status import KEYWORD_PHASE
 from mcp_server.progress import ProgressSink, SilentProgress
-from mcp_server.stores.keyword import KeywordRecord, WhooshIndex
+from mcp_server.stores.keyword import KeywordRecord, PartWriter, WhooshIndex
 
 SEGMENT_CHUNKS = 50_000
 CHILD_MIN_DOCUMENTS = 2_000
 MAX_PROCESSES = 4
-QUEUED_BATCHES = 4  # the parent waits when a child is this many batches behind
+QUEUED_BATCHES = 16  # the parent waits when a child is this many batches behind (a segment's commit)
 POLL_S = 0.5
 
 
@@ -66,39 +66,52 @@ def keyword_processes() -> int:
 
 
 class SegmentWriter:
-    """Buffers records and commits them to part ``part`` of ``index``'s shards in segments of
-    ``segment_chunks`` (closes ``index`` when done)."""
+    """Writes records to part ``part`` of ``index``'s shards as they come, one open Whoosh writer per
+    corpus, committing a segment each time a writer holds ``segment_chunks`` (closes ``index`` when done)."""
 
     def __init__(self, index: WhooshIndex, segment_chunks: int = SEGMENT_CHUNKS, *, part: int = 0) -> None:
         self._index = index
         self._segment_chunks = segment_chunks
         self._part = part
-        self._pending: list[KeywordRecord] = []
+        self._open: dict[str, PartWriter] = {}
         self.committed = 0
 
-    def add(self, records: Sequence[KeywordRecord]) -> None:
-        self._pending.extend(records)
-        if len(self._pending) >= self._segment_chunks:
-            self._commit()
+    @property
+    def pending(self) -> int:
+        """Chunks added and not yet committed."""
+        return sum(writer.added for writer in self._open.values())
 
-    def _commit(self) -> None:
-        batch, self._pending = self._pending, []
-        self._index.update([], batch, part=self._part)
-        self.committed += len(batch)
+    def add(self, records: Sequence[KeywordRecord]) -> None:
+        by_corpus: dict[str, list[KeywordRecord]] = {}
+        for r in records:
+            by_corpus.setdefault(r.corpus, []).append(r)
+        for corpus, group in by_corpus.items():
+            writer = self._open.get(corpus)
+            if writer is None:
+                writer = self._open[corpus] = self._index.part_writer(corpus, self._part)
+            writer.add(group)
+            if writer.added >= self._segment_chunks:
+                self._commit(corpus)
+
+    def _commit(self, corpus: str) -> None:
+        writer = self._open.pop(corpus)
+        writer.commit()
+        self.committed += writer.added
 
     def finish(self, progress: ProgressSink) -> None:
-        progress.start(KEYWORD_PHASE, len(self._pending))
-        pending = len(self._pending)
+        pending = self.pending
+        progress.start(KEYWORD_PHASE, pending)
         try:
-            if pending:
-                self._commit()
+            for corpus in sorted(self._open):
+                self._commit(corpus)
         finally:
             self._index.close()
         progress.advance(pending)
 
     def abort(self) -> None:
-        self._pending = []
-        self._index.close()
+        for writer in self._open.values():
+            writer.cancel()
+        self._open.clear()
 
 
 class ProcessKeywordWriter:

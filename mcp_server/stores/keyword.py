@@ -196,6 +196,14 @@ class WhooshIndex:
                 if added or (deletions.get(corpus) and part_index.doc_count_all()):
                     _write(part_index, deletions.get(corpus, []), added)
 
+    def part_writer(self, corpus: str, part: int) -> PartWriter:
+        """A writer adding to part ``part`` of ``corpus``'s shard (created if need be), for records that
+        arrive over time; searches see them once it commits."""
+        with self._lock:
+            self._drop_idle_readers()
+        existing = self._shards.get(corpus, {}).get(part)
+        return PartWriter(existing if existing is not None else self._create_part(corpus, part))
+
     def _create_part(self, corpus: str, part: int) -> index.Index:
         folder = self._path / (corpus if part == 0 else f"{corpus}.{part}")
         folder.mkdir()
@@ -272,14 +280,35 @@ class WhooshIndex:
         return [(hit["id"], float(hit.score)) for hit in searcher.search(parsed, limit=k, filter=restriction)]
 
 
-def _write(part: index.Index, deleted_doc_keys: Iterable[str], records: Iterable[KeywordRecord]) -> None:
-    """Delete, then add, in one commit of ``part`` (a new segment)."""
-    writer = part.writer(limitmb=256)
-    try:
-        for key in deleted_doc_keys:
-            writer.delete_by_term("doc_key", key)
+class PartWriter:
+    """An open writer on one part of one corpus's shard: deletions and additions, then one commit (a new segment)."""
+
+    def __init__(self, part: index.Index) -> None:
+        self._writer = part.writer(limitmb=256)
+        self.added = 0
+
+    def delete(self, doc_keys: Iterable[str]) -> None:
+        for key in doc_keys:
+            self._writer.delete_by_term("doc_key", key)
+
+    def add(self, records: Iterable[KeywordRecord]) -> None:
         for r in records:
-            writer.add_document(id=r.id, corpus=r.corpus, doc_key=f"{r.corpus}:{r.doc_id}", content=r.content)
+            self._writer.add_document(id=r.id, corpus=r.corpus, doc_key=f"{r.corpus}:{r.doc_id}", content=r.content)
+            self.added += 1
+
+    def commit(self) -> None:
+        self._writer.commit()
+
+    def cancel(self) -> None:
+        self._writer.cancel()
+
+
+def _write(part: index.Index, deleted_doc_keys: Iterable[str], records: Iterable[KeywordRecord]) -> None:
+    """Delete, then add, in one commit of ``part``."""
+    writer = PartWriter(part)
+    try:
+        writer.delete(deleted_doc_keys)
+        writer.add(records)
     except BaseException:
         writer.cancel()
         raise
