@@ -5,6 +5,11 @@ surfaces over :class:`Retriever`. Every hit is joined to the document store for 
 citation record, so all retrievers return the same shape. A retriever holds a lease on its
 generation until closed, so ingestion running meanwhile does not delete it.
 
+Opening a generation's embedded vectors means copying its ``chroma/`` directory (2 GB at a
+million chunks, seconds): a retriever opened with ``vectors_in_background`` answers at once
+and copies them on a thread; until the copy is done, a vector or hybrid search waits for it,
+while keyword search, documents and counts need no vectors.
+
 A retriever serves the configured corpora only (:mod:`mcp_server.indexing.configured`):
 another corpus the generation holds is left out exactly like one out of scope.
 
@@ -16,8 +21,9 @@ listed, searched or readable, and naming it gets the same answer as an unknown n
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Collection, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Literal
 
@@ -47,7 +53,7 @@ from mcp_server.stores.docstore import (
     StoredDocument,
 )
 from mcp_server.stores.keyword import WhooshIndex
-from mcp_server.stores.vector import open_generation_vectors
+from mcp_server.stores.vector import ChromaStore, open_generation_vectors
 
 SearchMode = Literal["vector", "keyword", "hybrid"]
 CITATION_ID = re.compile(r"^(?P<corpus>[^:#\s]+):(?P<doc_id>[^#]+?)(?:#(?P<chunk>\d+))?$")
@@ -58,9 +64,10 @@ class Retriever:
 
     def __init__(
         self, generation: Path, manifest: Manifest, embedder: Embedder, settings: Settings,
-        lease: GenerationLease | None = None,
+        lease: GenerationLease | None = None, *, vectors_in_background: bool = False,
     ) -> None:  # fmt: skip
-        """Open ``generation``; ``lease`` (if any) is released by :meth:`close`."""
+        """Open ``generation`` (its vectors on a thread if ``vectors_in_background``, see the module
+        docstring); ``lease`` (if any) is released by :meth:`close`."""
         manifest.check_model(embedder.name)
         if manifest.layout != STORE_LAYOUT:
             raise IndexMissingError(
@@ -71,12 +78,8 @@ class Retriever:
         self.manifest = manifest
         self.settings = settings
         self._embedder = embedder
+        self._lease = lease
         self._docstore = DocumentStore(generation / "docstore.sqlite", read_only=True)
-        try:
-            self._vectors = open_generation_vectors(generation, manifest.vector_collection, settings.chroma_url, embedder)
-        except BaseException:
-            self._docstore.close()
-            raise
         self._keywords = WhooshIndex(
             generation / "whoosh", bm25_b=settings.bm25_b, bm25_k1=settings.bm25_k1, idf=settings.bm25_idf,
             common_term_share=settings.bm25_common_term_share,
@@ -88,38 +91,69 @@ class Retriever:
         self._corpora = {name: c for name, c in stored.items() if name in served}
         self.unserved = sorted(set(stored) - served)
         """Corpora in the generation that are not configured: never searched, listed or read."""
-        self._lease = lease
-        with_vectors = set(self._vectors.corpora())
         # A published generation never changes, so its counts are read once (a count of a 1M-chunk
         # table takes about 85 ms, too much for every search's listing of what is indexed).
         self._counts = self._docstore.counts()
+        self._vectors_opened: Future[ChromaStore] = Future()
+        if vectors_in_background:
+            threading.Thread(target=self._open_vectors, name="open-vectors", daemon=True).start()
+            return
+        self._open_vectors()
+        if self._vectors_opened.exception() is not None:
+            self.close()
+            self._vectors_opened.result()  # raises it
+
+    def _open_vectors(self) -> None:
+        """Open the vector store into ``_vectors_opened``: the store, or what opening it raised."""
+        try:
+            self._vectors_opened.set_result(self._checked_vectors())
+        except BaseException as e:
+            self._vectors_opened.set_exception(e)
+
+    def _checked_vectors(self) -> ChromaStore:
+        """The generation's vector store, checked to hold every corpus that has chunks."""
+        vectors = open_generation_vectors(
+            self.generation, self.manifest.vector_collection, self.settings.chroma_url, self._embedder
+        )
+        with_vectors = set(vectors.corpora())
         missing = sorted(name for name, (_, chunks) in self._counts.items() if chunks and name not in with_vectors)
         if missing:
-            self.close()
+            vectors.close()
             raise BackendUnavailableError(
-                f"index generation {generation.name} has no vectors for corpora {', '.join(missing)}; "
+                f"index generation {self.generation.name} has no vectors for corpora {', '.join(missing)}; "
                 "rebuild the index: ragmcp ingest --rebuild"
             )
+        return vectors
+
+    @property
+    def _vectors(self) -> ChromaStore:
+        """The vector store, once opened (see the module docstring); raises what opening it raised."""
+        return self._vectors_opened.result()
 
     @classmethod
-    def open(cls, settings: Settings, embedder: Embedder | None = None) -> Retriever:
+    def open(
+        cls, settings: Settings, embedder: Embedder | None = None, *, vectors_in_background: bool = False
+    ) -> Retriever:
         """Open (and lease) the current generation; raises IndexMissingError, EmbeddingModelMismatchError
-        or BackendUnavailableError."""
+        or BackendUnavailableError (with ``vectors_in_background``, a vector store's error comes with
+        the first vector search instead)."""
         generation, manifest, lease = IndexLayout(settings.index_dir).lease_current()
         try:
             configured_names(settings)  # a missing configured folder: its clear error before the model loads
             embedder = embedder or load_embedder(
                 settings.embedding_model, settings.embedding_config, settings.embedding_server
             )
-            return cls(generation, manifest, embedder, settings, lease)
+            return cls(generation, manifest, embedder, settings, lease, vectors_in_background=vectors_in_background)
         except BaseException:
             lease.release()
             raise
 
     def close(self) -> None:
+        """Close the stores (waiting for the vectors to finish opening) and release the lease."""
         self._docstore.close()
-        self._vectors.close()
         self._keywords.close()
+        if self._vectors_opened.exception() is None:
+            self._vectors_opened.result().close()
         if self._lease is not None:
             self._lease.release()
             self._lease = None

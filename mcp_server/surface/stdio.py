@@ -2,7 +2,8 @@
 
 A desktop host starts the server and expects ``initialize`` answered within seconds, whatever
 the size of the corpora. So the server opens the published index generation if there is one
-(the time of a warm start), starts a :class:`~mcp_server.indexing.background.BackgroundIngest`
+(its documents and keyword index at once; its vectors, a copy of gigabytes at a million
+chunks, on a thread that the first vector search waits for), starts a :class:`~mcp_server.indexing.background.BackgroundIngest`
 that brings the index in line with the configured corpora (or waits for another process
 doing so), and answers at once. Until a generation holding a corpus is published, a search
 of it (or of everything, when nothing is published yet) is a tool error saying that the
@@ -61,7 +62,7 @@ def serve_stdio(settings: Settings) -> None:
     build = BackgroundIngest(settings)
     live = LiveTools(settings, configs, open_database(settings), build)
     try:
-        live.refresh()
+        live.refresh(vectors_in_background=True)
         _log_start(live)
         build.start()
         anyio.run(_serve, settings, live)
@@ -144,15 +145,18 @@ class LiveTools:
         with self._hold() as held:
             return held.tools.document_page(scope, after, limit) if held is not None else []
 
-    def refresh(self) -> bool:
-        """Open the published generation if it is not the one served (blocking); True when it changed."""
+    def refresh(self, *, vectors_in_background: bool = False) -> bool:
+        """Open the published generation if it is not the one served (blocking, and with its vectors
+        unless ``vectors_in_background``: a new generation is served only once fully open); True when
+        it changed."""
         name = self._layout.current_name()
         if name is None or name == self.generation:
             return False
         embedder = load_embedder(
             self.settings.embedding_model, self.settings.embedding_config, self.settings.embedding_server
         )
-        tools = RetrievalTools(Retriever.open(self.settings, embedder), self._database, self.settings)
+        retriever = Retriever.open(self.settings, embedder, vectors_in_background=vectors_in_background)
+        tools = RetrievalTools(retriever, self._database, self.settings)
         with self._lock:
             old, self._held = self._held, _Held(tools, frozenset(c.name for c in tools.corpora()))
             if old is not None:
