@@ -38,7 +38,6 @@ from mcp_server.team.cli import token
 from mcp_server.team.tokens import read_tokens
 
 stderr = Console(stderr=True, soft_wrap=True)  # whole lines in a host's log, not wrapped at 80 columns
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -357,7 +356,7 @@ def serve(
     one, the server binds to loopback only, unless --no-auth.
     """
     # Imported here: the MCP SDK and uvicorn add a second to start-up, which other commands don't need.
-    from mcp_server.indexing.background import BackgroundIngest
+    from mcp_server.indexing.background import LOG_FORMAT, BackgroundIngest
     from mcp_server.surface.stdio import serve_stdio
     from mcp_server.team.http_app import serve_http
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv
 import json
 import os
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,3 +51,13 @@ def demo_csv(table: str, sources: Path = DEMO_DATABASE_SOURCES) -> list[dict[str
 def demo_row_counts(sources: Path = DEMO_DATABASE_SOURCES) -> dict[str, int]:
     """Rows per demo table, in creation order, counted in the CSV files."""
     return {table["name"]: len(demo_csv(table["name"], sources)) for table in demo_tables(sources)}
+
+
+def wait_for(condition: Callable[[], bool], timeout_s: float, poll_s: float = 0.1) -> bool:
+    """Whether ``condition`` came true within ``timeout_s`` (checked every ``poll_s``)."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(poll_s)
+    return True

@@ -25,7 +25,7 @@ from mcp_server.indexing.generations import IndexLayout
 from mcp_server.indexing.watch import is_relevant
 from mcp_server.retrieval.retriever import Retriever
 from mcp_server.settings import Settings
-from tests.helpers import subprocess_env, write_doc
+from tests.helpers import subprocess_env, wait_for, write_doc
 from tests.mcp_server.surface.mcp_contract import text_of
 from tests.mcp_server.team.test_http import HttpServer
 
@@ -231,6 +231,8 @@ async def test_serve_http_watch_edits_adds_and_deletes_are_searchable_within_10_
     try:
         async with Client(f"{server.url}/mcp") as client:
             assert "tiny:alpha#0" in text_of(await client.call_tool("keyword_search", {"query": "zebraword"}))
+            # the start-up reconciliation (a child process) is done, so the watcher publishes each change below
+            assert wait_for(lambda: "INFO mcp_server.indexing.background: " in server.log.read_text(), 60)
 
             write_doc(tiny_corpus, "alpha.md", "Alpha", "# Alpha\n\nThe alpha reactor now runs on quaggaword fuel.")
             await _wait_until_found(client, "quaggaword", lambda text: "tiny:alpha#0" in text, time.monotonic())

@@ -22,7 +22,7 @@ import pytest
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.indexing.ingest import ingest
 from mcp_server.settings import Settings
-from tests.helpers import subprocess_env, write_doc
+from tests.helpers import subprocess_env, wait_for, write_doc
 from tests.mcp_server.surface.test_stdio import SERVE, StdioPeer
 
 pytestmark = pytest.mark.slow
@@ -201,13 +201,14 @@ def test_initialize_answers_while_the_index_is_being_built_and_search_says_how_f
             assert refused["isError"] and "The index is being built" in text
             assert "indexing documents: 0 of 3 documents done" in text and re.search(r"Retry in about \d+ s", text)
         assert IndexLayout(settings.index_dir).current() is None
+        waiting = "another ingestion is running on this data dir (indexing documents: 0 of 3 documents done"
+        assert wait_for(lambda: waiting in server.log.read_text(encoding="utf-8"), 60)  # the server's own build waits
     finally:
         held.release.set()
         build.join(120)
     server.wait_until_indexed()
     assert hit_ids(server.call("hybrid_search", query="compost bins"))[0] == "notes:compost#0"
     log = server.stop()
-    assert "another ingestion is running on this data dir (indexing documents: 0 of 3 documents done" in log
     assert f"now serving index {published[0]}" in log
 
 
