@@ -14,7 +14,8 @@ their own appended), so that not every chunk has an exact twin. Per size:
 1. ingest into a fresh index in a child process: seconds, seconds spent embedding (the
    changed texts), chunks/s without embedding, the child's peak RSS and that of the largest
    of its keyword writer processes;
-2. re-ingest with nothing changed (a child process): seconds;
+2. re-ingest with nothing changed (a child process): seconds and peak RSS (what a server's
+   start-up check of the folders costs, in the child process it runs in);
 3. disk: bytes of the published generation;
 4. over MCP stdio (a spawned ``ragmcp serve``, the real SDK client): ``hybrid_search``,
    ``vector_search``, ``keyword_search`` (SciFact test claims as queries, ``top_k`` 10)
@@ -169,6 +170,7 @@ def measure(args: argparse.Namespace, chunks: int, queries: list[str]) -> dict[s
         "ingest_peak_rss_mib": round(first["peak_rss_mib"], 1),
         "keyword_writer_peak_rss_mib": round(first["writer_peak_rss_mib"], 1),
         "unchanged_reingest_s": round(unchanged["seconds"], 2),
+        "unchanged_reingest_peak_rss_mib": round(unchanged["peak_rss_mib"], 1),
         "disk_mib": round(disk_bytes(generation) / 2**20, 1),
         "tools": tools,
     }

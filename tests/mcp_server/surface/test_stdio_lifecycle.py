@@ -212,6 +212,48 @@ def test_initialize_answers_while_the_index_is_being_built_and_search_says_how_f
     assert f"now serving index {published[0]}" in log
 
 
+def child_pids(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc): the build and multiprocessing's resource tracker."""
+    children = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+        except OSError:
+            continue
+        if fields.get("PPid", "").strip() == str(pid):
+            children.append(int(status.parent.name))
+    return children
+
+
+def is_running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_the_index_build_process_ends_when_its_server_is_killed(notes: Path, tmp_path: Path, serve: Any) -> None:
+    settings = Settings(data_dir=tmp_path / "data", corpora=[notes], database="none")
+    held = _HeldBuild()
+    build = threading.Thread(target=lambda: ingest(settings, progress=held))
+    build.start()  # holds the data dir's ingestion lock, so the server's build waits in its child process
+    try:
+        assert held.embedding.wait(120)
+        server = serve(settings)
+        server.peer.initialize()
+        assert wait_for(lambda: "another ingestion is running" in server.log.read_text(encoding="utf-8"), 60)
+        children = child_pids(server.peer.process.pid)
+        commands = [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in children]
+        assert sum(b"spawn_main" in command for command in commands) == 1, commands
+        server.peer.process.kill()  # as a host may, with no chance to stop the build
+        server.peer.process.wait()
+        assert wait_for(lambda: not any(is_running(pid) for pid in children), 30)
+    finally:
+        held.release.set()
+        build.join(120)
+
+
 def ragmcp(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [*CLI, *args], env=subprocess_env(settings), capture_output=True, text=True, timeout=300, check=False
