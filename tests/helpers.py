@@ -61,3 +61,12 @@ def wait_for(condition: Callable[[], bool], timeout_s: float, poll_s: float = 0.
             return False
         time.sleep(poll_s)
     return True
+
+
+def is_running(pid: int) -> bool:
+    """Whether process ``pid`` is running (a zombie, exited but not yet reaped, is not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"

@@ -7,7 +7,8 @@ others find nothing left to do. Progress and the outcome go to the log (stderr) 
 
 The build runs in a spawned child process, not a thread: the server does not keep the
 memory the build used once it is done, and the build never holds the interpreter lock a search
-needs. The child writes nothing to stdout, which over stdio is the protocol. Stopping it (the
+needs. It runs at a lower CPU priority (``BUILD_NICENESS``, and so do its keyword writers), so
+that on a busy machine searches come first and the build takes what is left. The child writes nothing to stdout, which over stdio is the protocol. Stopping it (the
 server shutting down) ends the wait or the build at its next progress report, and the child
 stops the same way when the server is killed; the published index stays as it was.
 """
@@ -25,13 +26,14 @@ from rich.console import Console
 
 from mcp_server.errors import RetrievalError
 from mcp_server.indexing.build_status import BuildStatus, another_build
-from mcp_server.indexing.ingest import IngestCancelled, ingest
 from mcp_server.progress import LogProgress
 from mcp_server.settings import Settings
 
 logger = logging.getLogger(__name__)
 STOP_WAIT_S = 5.0
 """How long stopping waits for the build to reach its next progress report before ending the child."""
+BUILD_NICENESS = 10
+"""How much lower than the server's the build's CPU priority is (``nice``)."""
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 """The servers' log line format (``ragmcp serve`` uses it too)."""
 
@@ -78,6 +80,9 @@ class BackgroundIngest:
 def _build(settings: Settings, stop: Connection, outcome: Connection) -> None:
     """The child: ingest, log the report, and send the parent the error message (or None)."""
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stdout may be the parent's protocol stream
+    os.nice(BUILD_NICENESS)
+    # Imported only now, at the lower priority: importing the stores and readers is seconds of CPU.
+    from mcp_server.indexing.ingest import IngestCancelled, ingest
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=LOG_FORMAT)
     cancel = threading.Event()
     threading.Thread(target=_cancel_when_stopped, args=(stop, cancel), daemon=True).start()

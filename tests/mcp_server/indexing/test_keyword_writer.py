@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from mcp_server.indexing.keyword_writer import ProcessKeywordWriter, SegmentWrit
 from mcp_server.retrieval.retriever import Retriever
 from mcp_server.settings import Settings
 from mcp_server.stores.keyword import KeywordRecord, WhooshIndex
-from tests.helpers import make_settings, write_doc
+from tests.helpers import is_running, make_settings, wait_for, write_doc
 
 REPO = Path(__file__).resolve().parents[3]
 WORDS = ["amber", "basalt", "cobalt", "dolomite", "emerald", "feldspar", "garnet"]
@@ -206,19 +205,7 @@ def test_the_children_exit_when_the_ingesting_process_is_killed(tmp_path: Path) 
     )  # fmt: skip
     assert parent.stdout is not None
     children = [int(pid) for pid in parent.stdout.readline().split()]
-    assert len(children) == 2 and all(_alive(pid) for pid in children)
+    assert len(children) == 2 and all(is_running(pid) for pid in children)
     parent.kill()
     parent.wait()
-    deadline = time.monotonic() + 30
-    while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(_alive(pid) for pid in children)
-
-
-def _alive(pid: int) -> bool:
-    """Whether process ``pid`` is running (a zombie, exited but not yet reaped by init, is not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
+    assert wait_for(lambda: not any(is_running(pid) for pid in children), 30)

@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
+from mcp_server.indexing.background import BUILD_NICENESS
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.indexing.ingest import ingest
 from mcp_server.settings import Settings
-from tests.helpers import subprocess_env, wait_for, write_doc
+from tests.helpers import is_running, subprocess_env, wait_for, write_doc
 from tests.mcp_server.surface.test_stdio import SERVE, StdioPeer
 
 pytestmark = pytest.mark.slow
@@ -225,15 +226,12 @@ def child_pids(pid: int) -> list[int]:
     return children
 
 
-def is_running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+def niceness(pid: int) -> int:
+    """The ``nice`` value of process ``pid`` (from /proc)."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
 
 
-def test_the_index_build_process_ends_when_its_server_is_killed(notes: Path, tmp_path: Path, serve: Any) -> None:
+def test_the_index_build_runs_at_a_lower_priority_and_ends_when_its_server_is_killed(notes: Path, tmp_path: Path, serve: Any) -> None:
     settings = Settings(data_dir=tmp_path / "data", corpora=[notes], database="none")
     held = _HeldBuild()
     build = threading.Thread(target=lambda: ingest(settings, progress=held))
@@ -246,6 +244,8 @@ def test_the_index_build_process_ends_when_its_server_is_killed(notes: Path, tmp
         children = child_pids(server.peer.process.pid)
         commands = [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in children]
         assert sum(b"spawn_main" in command for command in commands) == 1, commands
+        builder = children[next(i for i, command in enumerate(commands) if b"spawn_main" in command)]
+        assert niceness(builder) == niceness(server.peer.process.pid) + BUILD_NICENESS  # searches come first
         server.peer.process.kill()  # as a host may, with no chance to stop the build
         server.peer.process.wait()
         assert wait_for(lambda: not any(is_running(pid) for pid in children), 30)
