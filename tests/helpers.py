@@ -63,10 +63,19 @@ def wait_for(condition: Callable[[], bool], timeout_s: float, poll_s: float = 0.
     return True
 
 
+def process_stat(pid: int) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name: state first, then ppid, ..."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def is_running(pid: int) -> bool:
     """Whether process ``pid`` is running (a zombie, exited but not yet reaped, is not)."""
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return process_stat(pid)[0] != "Z"
     except FileNotFoundError:
         return False
-    return state != "Z"
+
+
+def niceness(pid: int) -> int:
+    """The ``nice`` value of process ``pid``."""
+    return int(process_stat(pid)[16])

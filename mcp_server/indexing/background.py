@@ -8,9 +8,10 @@ others find nothing left to do. Progress and the outcome go to the log (stderr) 
 The build runs in a spawned child process, not a thread: the server does not keep the
 memory the build used once it is done, and the build never holds the interpreter lock a search
 needs. It runs at a lower CPU priority (``BUILD_NICENESS``, and so do its keyword writers), so
-that on a busy machine searches come first and the build takes what is left. The child writes nothing to stdout, which over stdio is the protocol. Stopping it (the
-server shutting down) ends the wait or the build at its next progress report, and the child
-stops the same way when the server is killed; the published index stays as it was.
+that on a busy machine searches come first and the build takes what is left. The child
+writes nothing to stdout, which over stdio is the protocol. Stopping it (the server shutting
+down) ends the wait or the build at its next progress report, and the child stops the same
+way when the server is killed; the published index stays as it was.
 """
 
 from __future__ import annotations

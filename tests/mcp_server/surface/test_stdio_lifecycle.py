@@ -23,7 +23,7 @@ from mcp_server.indexing.background import BUILD_NICENESS
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.indexing.ingest import ingest
 from mcp_server.settings import Settings
-from tests.helpers import is_running, subprocess_env, wait_for, write_doc
+from tests.helpers import is_running, niceness, subprocess_env, wait_for, write_doc
 from tests.mcp_server.surface.test_stdio import SERVE, StdioPeer
 
 pytestmark = pytest.mark.slow
@@ -224,11 +224,6 @@ def child_pids(pid: int) -> list[int]:
         if fields.get("PPid", "").strip() == str(pid):
             children.append(int(status.parent.name))
     return children
-
-
-def niceness(pid: int) -> int:
-    """The ``nice`` value of process ``pid`` (from /proc)."""
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
 
 
 def test_the_index_build_runs_at_a_lower_priority_and_ends_when_its_server_is_killed(notes: Path, tmp_path: Path, serve: Any) -> None:
