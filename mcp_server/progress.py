@@ -31,6 +31,9 @@ class ProgressSink(Protocol):
 
     def advance(self, amount: int) -> None: ...
 
+    def detail(self, text: str) -> None:
+        """What the current item is doing (``reading manual.pdf: page 120 of 2000``), for long items."""
+
 
 class SilentProgress:
     """Progress nobody watches."""
@@ -39,6 +42,9 @@ class SilentProgress:
         pass
 
     def advance(self, amount: int) -> None:
+        pass
+
+    def detail(self, text: str) -> None:
         pass
 
 
@@ -59,12 +65,17 @@ class BarProgress:
     def __init__(self, progress: Progress) -> None:
         self._progress = progress
         self._task: Any = None
+        self._phase = ""
 
     def start(self, phase: str, total: int) -> None:
+        self._phase = phase
         self._task = self._progress.add_task(phase, total=total)
 
     def advance(self, amount: int) -> None:
-        self._progress.advance(self._task, amount)
+        self._progress.update(self._task, advance=amount, description=self._phase)
+
+    def detail(self, text: str) -> None:
+        self._progress.update(self._task, description=f"{self._phase}: {text}")
 
 
 class LogProgress:
@@ -89,6 +100,12 @@ class LogProgress:
             self._last = now
             self._line(now)
 
+    def detail(self, text: str) -> None:
+        now = time.monotonic()
+        if now - self._last >= LOG_INTERVAL_S:
+            self._last = now
+            self._line(now, text)
+
     def close(self) -> None:
         self._finish()
 
@@ -97,10 +114,11 @@ class LogProgress:
             self._line(time.monotonic())
         self._total = 0
 
-    def _line(self, now: float) -> None:
+    def _line(self, now: float, detail: str = "") -> None:
         rate = self._done / max(now - self._started, 1e-9)
         self._reported = self._done
-        self._console.print(f"{self._phase}: {self._done}/{self._total} ({rate:,.1f}/s)", highlight=False)
+        line = f"{self._phase}: {self._done}/{self._total} ({rate:,.1f}/s)" + (f", {detail}" if detail else "")
+        self._console.print(line, highlight=False)
 
 
 @contextmanager

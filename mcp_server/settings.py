@@ -182,15 +182,40 @@ class Settings(BaseSettings):
     audit_max_bytes: int = Field(default=10_485_760, ge=10_000, description="Size at which the audit log rotates.")
     audit_backups: int = Field(default=5, ge=1, description="Rotated audit logs kept (audit.jsonl.1, .2, ...).")
 
-    # Ingestion limits: what one file may cost. 50 MB admits slide decks and scanned-looking PDFs full of
-    # pictures (their text is small); a text file that large would be cut off by the chunk cap anyway.
+    # Ingestion limits: what one file may cost, on disk and in what it becomes when read
+    # (mcp_server/documents/limits.py). 50 MB admits slide decks and PDFs full of pictures.
     max_file_mb: float = Field(
         default=50.0, gt=0, description="Files larger than this many megabytes are skipped (and reported)."
     )
     max_document_chunks: int = Field(
-        default=5_000, ge=1,
-        description="A file that would make more chunks than this (about 1.1M tokens, a 3,000-page book at the "
-        "default chunk size) is skipped (and reported).",
+        default=100_000, ge=1,
+        description="A file that would make more chunks than this (about 25M tokens: a 50 MB log, a 20,000-page "
+        "manual) is skipped (and reported).",
+    )  # fmt: skip
+    max_unzipped_mb: float = Field(
+        default=512.0, gt=0,
+        description="A zip-based document (.docx, .pptx, .xlsx, .odt, .epub...) whose members would inflate past this "
+        "many megabytes is skipped as a likely zip bomb.",
+    )  # fmt: skip
+    max_sheet_cells: int = Field(
+        default=5_000_000, ge=1, description="A workbook with more cells than this is skipped (and reported)."
+    )
+    reader_memory_mb: int = Field(
+        default=3_072, ge=512,
+        description="The address space a process reading PDFs, pictures and Office files may use; a file that needs "
+        "more is skipped.",
+    )  # fmt: skip
+    read_timeout_s: float = Field(
+        default=1_800.0, gt=0, description="The longest one file may take to read (OCR included) before it is skipped."
+    )
+    page_timeout_s: float = Field(
+        default=120.0, gt=0, description="The longest one page of a PDF or picture may take to read (OCR included)."
+    )
+    ocr: Literal["auto", "off"] = Field(
+        default="auto", description="auto: scanned PDF pages and pictures are read by OCR; off: they are skipped."
+    )
+    ocr_max_pages: int = Field(
+        default=500, ge=1, description="The most pages of one document that are read by OCR; later ones are left out."
     )
     watch_debounce_s: float = Field(
         default=1.0, gt=0, le=60,

@@ -2,7 +2,7 @@
 
 ``write_text_pdf`` lays out ASCII text with the standard Helvetica font, one string per
 line, and records the title in the document information dictionary, which is all
-``pypdf`` needs to extract the text and the title back. An empty line is written as a
+a PDF reader (PDFium) needs to extract the text and the title back. An empty line is written as a
 single space, so that text extraction keeps it and paragraphs stay apart.
 """
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import docx
 import openpyxl
 import pptx
 
+from mcp_server.documents.chunking import ChunkingOptions
+from mcp_server.documents.extract import Extracted, extract
+from mcp_server.documents.limits import FileInput, ReadingLimits
 from scripts.text_pdf import write_text_pdf
 
 
@@ -55,3 +59,8 @@ def write_pdf(path: Path, title: str, pages: list[str]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text_pdf(path, title, pages)
     return path
+
+
+def extract_path(path: Path, options: ChunkingOptions, max_chunks: int, **limits: Any) -> Extracted:
+    """``extract`` of the file at ``path`` with a chunk cap (and other limits) of the test's choosing."""
+    return extract(FileInput(path.read_bytes(), path, ReadingLimits(max_chunks=max_chunks, **limits)), options)

@@ -6,7 +6,8 @@ How a text is cut:
    fenced code blocks) start sections. A section's label is its heading path joined with
    ``' > '``, e.g. ``'Annual leave > Entitlement'``; text before the first heading has
    the label ``''``. A loader may give other headings (reStructuredText, AsciiDoc, code) and
-   page breaks, which end a section without changing its heading path.
+   page breaks, which end a section without changing its heading path; nothing merges
+   across a page break, so a chunk of a paged document lies on one page.
 2. **Small sections merge forward.** A section under ``SMALL_SECTION_TOKENS`` estimated
    tokens (or under half of ``target_tokens``, if that is smaller) - typically a heading
    followed at once by a subheading - is not emitted alone: it becomes the beginning of
@@ -142,8 +143,8 @@ def split_into_chunks(
 
     ``headings`` (in order, each starting a line) replace the Markdown headings of ``text``
     for texts whose sections are marked otherwise. ``breaks`` are offsets (page starts) that
-    end a section like a heading does, without changing the heading path: no chunk overlaps
-    across them, and only a small piece before one merges into what follows.
+    end a section like a heading does, without changing the heading path: no chunk spans
+    one, however small the pieces on either side (a citation names exactly one page).
     """
     small = min(SMALL_SECTION_TOKENS, options.target_tokens // 2)
     chunks: list[Chunk] = []
@@ -196,6 +197,8 @@ class _Section:
     start: int
     end: int
     path: tuple[Heading, ...]
+    at_break: bool = False
+    """It starts at a page break: nothing before it merges into it."""
 
     @property
     def label(self) -> str:
@@ -212,9 +215,9 @@ class _Section:
         the path both share, so that no text is labelled with a heading it is not under.
         """
         if self.path[: len(earlier.path)] == earlier.path:
-            return _Section(earlier.start, self.end, self.path)
+            return _Section(earlier.start, self.end, self.path, earlier.at_break)
         shared = sum(1 for _ in takewhile(lambda pair: pair[0] == pair[1], zip(self.path, earlier.path, strict=False)))
-        return _Section(earlier.start, self.end, self.path[:shared])
+        return _Section(earlier.start, self.end, self.path[:shared], earlier.at_break)
 
 
 def sections(text: str, headings: Sequence[Heading] | None = None) -> list[tuple[int, int, str]]:
@@ -237,12 +240,13 @@ def _sections(text: str, headings: Sequence[Heading] | None) -> list[_Section]:
 def _broken(sections: list[_Section], breaks: Sequence[int]) -> list[_Section]:
     """``sections`` split at every offset of ``breaks`` inside one (the pieces keep its heading path)."""
     pieces = []
+    starts = set(breaks)
     for section in sections:
         start = section.start
         for offset in sorted(b for b in breaks if section.start < b < section.end):
-            pieces.append(_Section(start, offset, section.path))
+            pieces.append(_Section(start, offset, section.path, start in starts))
             start = offset
-        pieces.append(_Section(start, section.end, section.path))
+        pieces.append(_Section(start, section.end, section.path, start in starts))
     return pieces
 
 
@@ -255,6 +259,7 @@ def _merge_small_sections(text: str, sections: list[_Section], small_tokens: int
         current = section if carried is None else section.absorbing(carried)
         if (
             following is not None
+            and not following.at_break
             and section.shares_parent_with(following)
             and estimate_tokens(text[current.start : current.end]) < small_tokens
         ):

@@ -22,8 +22,11 @@ into a valid corpus name, and its description says it is an undescribed ad-hoc f
 Every file with a document suffix (:data:`SUPPORTED_SUFFIXES`, changed by ``[documents]``)
 under the folder is a document, except hidden files and folders (names starting with '.',
 counted), symlinks that lead outside the folder, loop or lead nowhere, symlinked folders
-(never followed, so a link cannot loop or duplicate documents) and files over the size
-limit - each of those reported with its reason (:func:`scan_corpus`).
+(never followed, so a link cannot loop or duplicate documents), names holding control or
+text-direction characters, legacy binary Office files (``.doc``, ``.xls``, ``.ppt``) and
+files over the size limit - each of those reported with its reason (:func:`scan_corpus`).
+The scan only lists: files are read later, once, through
+:func:`mcp_server.documents.safe_open.read_inside`, which checks again where they lead.
 A document's ``doc_id`` is its path inside the folder without the suffix, e.g.
 ``hr/leave-policy`` for ``hr/leave-policy.md``.
 """
@@ -40,11 +43,11 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from mcp_server.documents.chunking import ChunkingOptions
-from mcp_server.documents.loaders import LOADERS
+from mcp_server.documents.loaders import DOCUMENT_SUFFIXES
 from mcp_server.errors import IngestError
 
 CONFIG_FILENAME = "corpus.toml"
-SUPPORTED_SUFFIXES = frozenset(LOADERS)
+SUPPORTED_SUFFIXES = DOCUMENT_SUFFIXES
 """The suffixes that are documents unless a corpus' ``[documents]`` table says otherwise."""
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
@@ -52,6 +55,12 @@ _CONFIG_KEYS = ("name", "description", "language", "chunking", "documents")
 _DOCUMENTS_KEYS = ("include", "exclude")
 _SUFFIX_RE = re.compile(r"\.[^./\\\s]+")
 _FALLBACK_NAME = "my-corpus"
+_UNSAFE_NAME_RE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Control and text-direction (bidi) characters: in a file name they would forge lines and ids in renderings."""
+LEGACY_OFFICE_SUFFIXES = {
+    suffix: f"a legacy binary {kind} file; open it and save it as {modern} to index it"
+    for suffix, kind, modern in ((".doc", "Word", ".docx"), (".xls", "Excel", ".xlsx"), (".ppt", "PowerPoint", ".pptx"))
+}
 
 
 @dataclass(frozen=True)
@@ -78,8 +87,10 @@ class SourceFile:
     doc_id: str
     path: Path
     relpath: str
-    size: int = 0  # bytes, and the modification time, as the scan saw them
+    size: int = 0  # bytes, modification and change times and inode, as the scan saw them
     mtime_ns: int = 0
+    change_ns: int = 0  # st_ctime_ns: moves on any change, even one that restores size and mtime
+    inode: int = 0
 
 
 @dataclass(frozen=True)
@@ -284,6 +295,11 @@ def _walk(directory: Path, prefix: str, root: Path, suffixes: frozenset[str], sc
         relpath = prefix + entry.name
         if entry.name.startswith("."):
             scan.hidden.append(relpath)
+        elif _UNSAFE_NAME_RE.search(entry.name):
+            shown = _UNSAFE_NAME_RE.sub("?", relpath)
+            scan.skipped.append(SkippedFile(shown, "its name holds control or text-direction characters; rename it"))
+        elif _suffix(entry.name) in LEGACY_OFFICE_SUFFIXES and entry.is_file(follow_symlinks=False):
+            scan.skipped.append(SkippedFile(relpath, LEGACY_OFFICE_SUFFIXES[_suffix(entry.name)]))
         elif entry.is_symlink():
             yield from _follow_link(Path(entry.path), relpath, root, suffixes, scan)
         elif entry.is_dir():
@@ -318,6 +334,11 @@ def _follow_link(link: Path, relpath: str, root: Path, suffixes: frozenset[str],
         yield _source_file(link, relpath)
 
 
+def _suffix(name: str) -> str:
+    dot = name.rfind(".")
+    return name[dot:].lower() if dot > 0 else ""
+
+
 def _is_document(name: str, relpath: str, suffixes: frozenset[str]) -> bool:
     """Whether a file of this name (at ``relpath`` in the corpus) is a document by its suffix."""
     if relpath == CONFIG_FILENAME:
@@ -331,7 +352,10 @@ def _source_file(path: Path, relpath: str, entry: os.DirEntry[str] | None = None
     with its size and modification time (zero when it cannot be read: the loader then says why)."""
     try:
         info = entry.stat() if entry is not None else path.stat()
-        size, mtime_ns = info.st_size, info.st_mtime_ns
+        size, mtime_ns, change_ns, inode = info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino
     except OSError:
-        size = mtime_ns = 0
-    return SourceFile(doc_id=relpath[: -len(path.suffix)], path=path, relpath=relpath, size=size, mtime_ns=mtime_ns)
+        size = mtime_ns = change_ns = inode = 0
+    return SourceFile(
+        doc_id=relpath[: -len(path.suffix)], path=path, relpath=relpath, size=size, mtime_ns=mtime_ns,
+        change_ns=change_ns, inode=inode,
+    )  # fmt: skip

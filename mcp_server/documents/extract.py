@@ -1,24 +1,23 @@
-"""One document file to its chunks, each located in the source (page, lines), within the limits.
+"""One document file's bytes to its chunks, each located in the source (page, lines), within the limits.
 
 This is everything ingestion does to one file before the stores: load it (the loader by
 suffix), refuse it when it has no words to index, cut it into chunks (tables by whole
-records), refuse it when it would make more than the per-document chunk cap, and locate
-every chunk. Any refusal is an :class:`~mcp_server.errors.IngestError` whose message names
-the file, the reason and what to do; ingestion skips the file and goes on.
+records, paged documents never across a page), refuse it when it would make more than the
+per-document chunk cap, and locate every chunk. Any refusal is an
+:class:`~mcp_server.errors.IngestError` whose message names the file, the reason and what
+to do; ingestion skips the file and goes on.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-from mcp_server.documents.chunking import (
-    ChunkingOptions,
-    split_into_chunks,
-)
+from mcp_server.documents.chunking import ChunkingOptions, split_into_chunks
+from mcp_server.documents.limits import FileInput
 from mcp_server.documents.loaded import LoadedDocument
 from mcp_server.documents.loaders import load_document
 from mcp_server.documents.locations import Location, Locator
+from mcp_server.documents.ocr import PageReader
 from mcp_server.documents.records import split_records
 from mcp_server.documents.sniff import check_has_words
 from mcp_server.errors import IngestError
@@ -41,23 +40,25 @@ class Extracted:
     chunks: list[LocatedChunk]
 
 
-def extract(path: Path, options: ChunkingOptions, max_chunks: int) -> Extracted:
-    """Load, check, chunk and locate one file.
+def extract(file: FileInput, options: ChunkingOptions, read_page: PageReader | None = None) -> Extracted:
+    """Load, check, chunk and locate one file (``read_page``: told of each page of a paged document).
 
-    :raises IngestError: the file cannot be read, decoded or parsed, is binary, has no words
-        to index, or would make more than ``max_chunks`` chunks.
+    :raises IngestError: the file cannot be decoded or parsed, is binary, has no words to
+        index, would become more than its limits allow, or would make more than
+        ``file.limits.max_chunks`` chunks.
     """
-    document = load_document(path)
-    check_has_words(document.text, path)
+    document = load_document(file, read_page)
+    check_has_words(document.text, file.path)
+    max_chunks = file.limits.max_chunks
     # A cheap bound first: a text this long makes more chunks than the cap whatever the cuts.
     if _fewest_tokens(document.text) > max_chunks * options.max_tokens:
-        raise _too_many(path, f"more than {max_chunks}", max_chunks)
+        raise _too_many(file, f"more than {max_chunks}")
     if document.layout == "table":
         chunks = split_records(document.text, options, document.headings)
     else:
         chunks = split_into_chunks(document.text, options, document.headings, [mark.start for mark in document.pages])
     if len(chunks) > max_chunks:
-        raise _too_many(path, str(len(chunks)), max_chunks)
+        raise _too_many(file, str(len(chunks)))
     locator = Locator(document.text, document.pages, document.lines)
     located = [LocatedChunk(c.index, c.char_start, c.char_end, c.section, locator.locate(c.char_start, c.char_end))
                for c in chunks]  # fmt: skip
@@ -70,8 +71,8 @@ def _fewest_tokens(text: str) -> int:
     return (len(text) - text.count(" ") - text.count("\n") - text.count("\t")) // 6
 
 
-def _too_many(path: Path, count: str, cap: int) -> IngestError:
+def _too_many(file: FileInput, count: str) -> IngestError:
     return IngestError(
-        f"{path} would make {count} chunks, over the cap of {cap} per document; split the file "
-        "or raise RAGMCP_MAX_DOCUMENT_CHUNKS"
+        f"{file.path} would make {count} chunks, over the cap of {file.limits.max_chunks} per document; split the "
+        "file or raise RAGMCP_MAX_DOCUMENT_CHUNKS"
     )

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from mcp_server.documents.chunking import Heading, find_headings
+from mcp_server.documents.limits import MAX_METADATA_CHARS, FileInput
 from mcp_server.documents.locations import LineMark, PageMark
 from mcp_server.documents.sniff import decode_text
 from mcp_server.errors import IngestError
@@ -25,6 +26,8 @@ from mcp_server.models import PageKind
 Layout = Literal["prose", "table"]
 """``table``: every non-heading line is one record (a row with its header); chunks never cut one."""
 
+MAX_TAGS = 100
+"""The most tags a document keeps (front matter, Office keywords); the rest are left out."""
 _LEADING_BLANK_LINES_RE = re.compile(r"\A(?:[ \t]*\n)+")
 _BLANK_LINES_RE = re.compile(r"(?:[ \t]*\n)+")  # matched at a position, where \A would never match
 
@@ -62,13 +65,9 @@ class Structure:
     """Without a title field, the first level-1 heading is the title (not so for code or data)."""
 
 
-def read_text(path: Path) -> str:
+def read_text(file: FileInput) -> str:
     """The file as text with ``\\n`` newlines (see :func:`mcp_server.documents.sniff.decode_text`)."""
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise IngestError(f"Cannot read {path}: {error}.") from error
-    return normalise_newlines(decode_text(data, path))
+    return normalise_newlines(decode_text(file.data, file.path))
 
 
 def normalise_newlines(text: str) -> str:
@@ -118,9 +117,12 @@ def _text_value(value: object) -> str | None:
 
 
 def _stringify(value: object) -> str:
+    """A metadata value as text, cut at :data:`MAX_METADATA_CHARS` (lists joined with commas)."""
     if isinstance(value, list | tuple):
-        return ", ".join(_stringify(item) for item in value)
-    return "" if value is None else str(value)
+        text = ", ".join(_stringify(item) for item in value[:MAX_METADATA_CHARS])
+    else:
+        text = "" if value is None else str(value)
+    return text if len(text) <= MAX_METADATA_CHARS else text[: MAX_METADATA_CHARS - 1] + "…"
 
 
 def _tags(value: object) -> tuple[str, ...]:
@@ -128,7 +130,7 @@ def _tags(value: object) -> tuple[str, ...]:
     if value is None:
         return ()
     items = value.split(",") if isinstance(value, str) else value if isinstance(value, list | tuple) else [value]
-    tags = (_stringify(item).strip() for item in items)
+    tags = (_stringify(item).strip() for item in items[:MAX_TAGS])
     return tuple(dict.fromkeys(tag for tag in tags if tag))
 
 

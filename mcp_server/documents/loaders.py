@@ -15,13 +15,16 @@ remove suffixes in its ``corpus.toml``, see :mod:`mcp_server.documents.corpus`):
   table cells are joined with `` | ``, and script, style, nav, noscript and template
   content is dropped. ``<title>`` gives the title; ``<meta name="category|tags|date|
   source|url" content="...">`` give the metadata fields of the same names.
-- **PDF** (pypdf): the text of every page, pages separated by a blank line, each chunk
-  knowing its page; the title comes from the PDF's /Title. Encrypted or unreadable files
-  are refused.
+- **PDF** (PDFium): :mod:`mcp_server.documents.pdf` - text in reading order, sections from
+  the outline or the font sizes, running headers and footers left out, every page its own
+  span; pages without a text layer read by OCR.
+- **Pictures** (``.png``, ``.jpg``, ``.tif``, ...): read by OCR, :mod:`mcp_server.documents.ocr`.
 - **Word, PowerPoint, Excel** (``.docx``, ``.pptx``, ``.xlsx``): :mod:`mcp_server.documents.office`.
 - **CSV** (``.csv``, ``.tsv``): :mod:`mcp_server.documents.tables`.
 - **Other text** (``.rst``, ``.adoc``, ``.json``, source code, ...): :mod:`mcp_server.documents.textformats`.
 
+Loaders read a :class:`~mcp_server.documents.limits.FileInput` - bytes read once, within
+the limits of what a file may become - and never open a file themselves.
 Text files must be UTF-8 (a byte-order mark is tolerated) and not binary
 (:mod:`mcp_server.documents.sniff`); newlines become ``\\n``. Without a title, a document
 is titled by its first level-1 heading, else by its file name.
@@ -35,83 +38,71 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import yaml
-from pypdf import PdfReader
-from pypdf.errors import PyPdfError
+import yaml.composer
 
 from mcp_server.documents import office, tables, textformats
+from mcp_server.documents.limits import MAX_FRONT_MATTER_BYTES, MAX_NESTING, FileInput, ReadingLimits
 from mcp_server.documents.loaded import (
     LoadedDocument,
     Structure,
     make_document,
-    normalise_newlines,
     read_text,
-    trim,
     trimmed_body,
 )
-from mcp_server.documents.locations import LineMark, PageMark
+from mcp_server.documents.locations import LineMark
+from mcp_server.documents.ocr import IMAGE_SUFFIXES, PageReader, load_image
+from mcp_server.documents.pdf import load_pdf
+from mcp_server.documents.safe_open import read_inside
 from mcp_server.errors import IngestError
 
 _FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\n(?:(.*?)\n)?---[ \t]*(?:\n|\Z)", re.DOTALL)
 _HTML_META_FIELDS = frozenset({"category", "tags", "date", "source", "url"})
 
 
-def load_document(path: Path) -> LoadedDocument:
-    """Read one document file, choosing the loader by its suffix (plain text for other suffixes).
+def load_document(file: FileInput, read_page: PageReader | None = None) -> LoadedDocument:
+    """Read one document file's bytes, choosing the loader by its suffix (plain text for other suffixes).
 
-    :raises IngestError: the file cannot be read, decoded or parsed, is binary, or its
-        metadata is invalid (e.g. a date that is not ``YYYY-MM-DD``).
+    ``read_page`` is told of each page of a paged document (PDF, pictures) as it is read.
+
+    :raises IngestError: the file cannot be decoded or parsed, is binary, would become more
+        than its limits allow, or its metadata is invalid (e.g. a date that is not ``YYYY-MM-DD``).
     """
-    return LOADERS.get(path.suffix.lower(), textformats.load_plain_text)(path)
+    suffix = file.path.suffix.lower()
+    if suffix in PAGED_LOADERS:
+        return PAGED_LOADERS[suffix](file, read_page)
+    return LOADERS.get(suffix, textformats.load_plain_text)(file)
 
 
-def _load_markdown(path: Path) -> LoadedDocument:
-    raw = read_text(path)
+def load_path(path: Path, limits: ReadingLimits = ReadingLimits()) -> LoadedDocument:
+    """:func:`load_document` of the file at ``path``, read through the bounded reader (its folder as root)."""
+    root = path.resolve().parent
+    return load_document(FileInput(read_inside(path, root, limits.max_file_bytes), path, limits))
+
+
+def _load_markdown(file: FileInput) -> LoadedDocument:
+    raw = read_text(file)
     front_matter = _FRONT_MATTER_RE.match(raw)
     text, first_line = trimmed_body(raw, front_matter.end() if front_matter else 0)
-    fields = _parse_front_matter(front_matter.group(1) or "", path) if front_matter else {}
-    return make_document(path, text, Structure(lines=[LineMark(0, first_line)], fields=fields))
+    fields = _parse_front_matter(front_matter.group(1) or "", file.path) if front_matter else {}
+    return make_document(file.path, text, Structure(lines=[LineMark(0, first_line)], fields=fields))
 
 
-def _load_html(path: Path) -> LoadedDocument:
+def _load_html(file: FileInput) -> LoadedDocument:
     parser = _HtmlToText()
-    parser.feed(read_text(path))
+    parser.feed(read_text(file))
     parser.close()
     fields: dict[str, object] = dict(parser.meta)
     if parser.title:
         fields["title"] = parser.title
-    return make_document(path, parser.text(), Structure(fields=fields))
+    return make_document(file.path, parser.text(), Structure(fields=fields))
 
 
-def _load_pdf(path: Path) -> LoadedDocument:
-    try:
-        reader = PdfReader(path)
-        if reader.is_encrypted:
-            raise IngestError(f"{path} is an encrypted PDF; save a decrypted copy to index it.")
-        pages = [page.extract_text() or "" for page in reader.pages]
-        title = reader.metadata.title if reader.metadata else None
-    except (PyPdfError, OSError, ValueError, KeyError, TypeError) as error:
-        raise IngestError(f"{path} is not a readable PDF ({error}); check it or convert it to text.") from error
-    parts: list[str] = []
-    marks: list[PageMark] = []
-    length = 0
-    for number, page in enumerate(pages, start=1):
-        page_text = trim(normalise_newlines(page))
-        if page_text:
-            length += 2 if parts else 0
-            marks.append(PageMark(length, number))
-            parts.append(page_text)
-            length += len(page_text)
-    structure = Structure(pages=marks, page_kind="page", fields={"title": title} if title else {})
-    return make_document(path, "\n\n".join(parts), structure)
-
-
-LOADERS: dict[str, Callable[[Path], LoadedDocument]] = {
+LOADERS: dict[str, Callable[[FileInput], LoadedDocument]] = {
     ".md": _load_markdown,
     ".markdown": _load_markdown,
     ".txt": _load_markdown,
     ".html": _load_html,
     ".htm": _load_html,
-    ".pdf": _load_pdf,
     ".docx": office.load_docx,
     ".pptx": office.load_pptx,
     ".xlsx": office.load_xlsx,
@@ -125,9 +116,40 @@ LOADERS: dict[str, Callable[[Path], LoadedDocument]] = {
 }
 """The loader of each default document suffix; a suffix a corpus adds is read as plain text."""
 
+PAGED_LOADERS: dict[str, Callable[[FileInput, PageReader | None], LoadedDocument]] = {
+    ".pdf": load_pdf,
+    **{suffix: load_image for suffix in sorted(IMAGE_SUFFIXES)},
+}
+"""Loaders of documents read page by page (PDF, pictures by OCR), which report each page as they go."""
+
+DOCUMENT_SUFFIXES = frozenset({*LOADERS, *PAGED_LOADERS})
+RISKY_SUFFIXES = frozenset({*PAGED_LOADERS, ".docx", ".pptx", ".xlsx"})
+"""Suffixes whose parsers (compiled libraries, zip archives, OCR) run in a reading process with a memory
+ceiling and time limits (:mod:`mcp_server.documents.reader_process`); text formats are read in place."""
+
 
 class _FrontMatterLoader(yaml.SafeLoader):
-    """A safe YAML loader that leaves timestamps as strings, so dates are checked in one place."""
+    """A safe YAML loader that leaves timestamps as strings, so dates are checked in one place, and
+    refuses aliases and deep nesting (a few hundred bytes of aliases can expand to gigabytes)."""
+
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*name) are not allowed in front matter; write the value out",
+                self.peek_event().start_mark,  # type: ignore[no-untyped-call]
+            )  # fmt: skip
+        self._depth += 1
+        try:
+            if self._depth > MAX_NESTING:
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested deeper than {MAX_NESTING} levels",
+                    self.peek_event().start_mark,  # type: ignore[no-untyped-call]
+                )  # fmt: skip
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 _FrontMatterLoader.yaml_implicit_resolvers = {
@@ -137,14 +159,19 @@ _FrontMatterLoader.yaml_implicit_resolvers = {
 
 
 def _parse_front_matter(source: str, path: Path) -> dict[str, object]:
+    if len(source.encode()) > MAX_FRONT_MATTER_BYTES:
+        raise IngestError(
+            f"{path}: the front matter is over {MAX_FRONT_MATTER_BYTES // 1024} KB; keep metadata short and move "
+            "the rest into the text."
+        )
     try:
         fields = yaml.load(source, Loader=_FrontMatterLoader)
     except yaml.YAMLError as error:
-        raise IngestError(f"{path}: the front matter is not valid YAML: {error}") from error
+        raise IngestError(f"{path}: the front matter is not valid YAML: {' '.join(str(error).split())}") from error
     if fields is None:
         return {}
     if not isinstance(fields, dict):
-        raise IngestError(f"{path}: the front matter must be 'key: value' lines, got {fields!r}.")
+        raise IngestError(f"{path}: the front matter must be 'key: value' lines, got {str(fields)[:200]!r}.")
     return {str(key): value for key, value in fields.items()}
 
 

@@ -3,7 +3,7 @@
 - **Word** (python-docx): paragraphs and tables in document order. Paragraphs styled
   ``Title`` or ``Heading 1``-``Heading 9`` become ``#`` heading lines (``Title`` as level 1,
   ``Heading n`` one level below it when the document has a title), list paragraphs ``- ``
-  items, table rows lines of cells joined by `` | ``. The title comes from the document
+  items, table rows record lines that carry their header cells (``Item: Lost key | Fee (NOK): 300``). The title comes from the document
   properties, else the first level-1 heading; ``category``, ``keywords`` (as tags) and the
   modification date come from the properties too. Word files have no fixed pages.
 - **PowerPoint** (python-pptx): one section per slide, headed by its title (``Slide n``
@@ -25,9 +25,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from mcp_server.documents.limits import FileInput
 from mcp_server.documents.loaded import LoadedDocument, Structure, make_document
 from mcp_server.documents.locations import PageMark
 from mcp_server.documents.tables import TableText
+from mcp_server.documents.zipped import checked_zip
 from mcp_server.errors import IngestError
 
 _HEADING_STYLE_RE = re.compile(r"Heading ([1-9])")
@@ -40,6 +42,8 @@ def _parsing(path: Path, kind: str) -> Iterator[None]:
         yield
     except IngestError:
         raise
+    except MemoryError:
+        raise
     except Exception as error:  # noqa: BLE001 - parsers raise many types (zipfile, lxml, KeyError...) on bad files
         raise IngestError(
             f"{path} is not a readable {kind} file ({type(error).__name__}: {error}); if it is an older format "
@@ -47,13 +51,14 @@ def _parsing(path: Path, kind: str) -> Iterator[None]:
         ) from error
 
 
-def load_docx(path: Path) -> LoadedDocument:
-    with _parsing(path, "Word (.docx)"):
+def load_docx(file: FileInput) -> LoadedDocument:
+    kind = "Word (.docx)"
+    with _parsing(file.path, kind):
         import docx
 
-        document = docx.Document(str(path))
+        document = docx.Document(checked_zip(file, kind))
         blocks = list(_docx_blocks(document))
-        return make_document(path, "\n\n".join(blocks), Structure(fields=_properties(document.core_properties)))
+        return make_document(file.path, "\n\n".join(blocks), Structure(fields=_properties(document.core_properties)))
 
 
 def _docx_blocks(document: Any) -> Iterator[str]:
@@ -63,9 +68,9 @@ def _docx_blocks(document: Any) -> Iterator[str]:
     has_title = any(not isinstance(item, Table) and _style(item) == "Title" for item in items)
     for item in items:
         if isinstance(item, Table):
-            rows = [" | ".join(_distinct(cell.text for cell in row.cells)) for row in item.rows]
-            if any(rows):
-                yield "\n".join(row for row in rows if row)
+            rows = _table_rows([_distinct(cell.text for cell in row.cells) for row in item.rows])
+            if rows:
+                yield rows
             continue
         text = " ".join(item.text.split())
         if not text:
@@ -82,6 +87,15 @@ def _docx_blocks(document: Any) -> Iterator[str]:
             yield text
 
 
+def _table_rows(rows: list[list[str]]) -> str:
+    """A Word or PowerPoint table as record lines, each row carrying its header cells
+    (:class:`~mcp_server.documents.tables.TableText`): ``Item: Lost key | Fee (NOK): 300``."""
+    table = TableText()
+    table.rows(enumerate(rows, start=1))
+    filled = [row for row in rows if any(row)]
+    return table.text() or (" | ".join(filled[0]) if filled else "")
+
+
 def _style(paragraph: Any) -> str:
     style = paragraph.style
     return str(style.name) if style is not None and style.name else ""
@@ -96,11 +110,12 @@ def _distinct(cells: Iterator[str]) -> list[str]:
     return texts
 
 
-def load_pptx(path: Path) -> LoadedDocument:
-    with _parsing(path, "PowerPoint (.pptx)"):
+def load_pptx(file: FileInput) -> LoadedDocument:
+    kind = "PowerPoint (.pptx)"
+    with _parsing(file.path, kind):
         import pptx
 
-        presentation = pptx.Presentation(str(path))
+        presentation = pptx.Presentation(checked_zip(file, kind))
         parts: list[str] = []
         pages: list[PageMark] = []
         length = 0
@@ -112,7 +127,7 @@ def load_pptx(path: Path) -> LoadedDocument:
             parts.append(block)
             length += len(block)
         structure = Structure(pages=pages, page_kind="slide", fields=_properties(presentation.core_properties))
-        return make_document(path, "\n\n".join(parts), structure)
+        return make_document(file.path, "\n\n".join(parts), structure)
 
 
 def _slide_blocks(slide: Any, number: int) -> Iterator[str]:
@@ -129,9 +144,9 @@ def _slide_blocks(slide: Any, number: int) -> Iterator[str]:
             if text:
                 yield text
         elif getattr(shape, "has_table", False):
-            rows = [" | ".join(_distinct(cell.text for cell in row.cells)) for row in shape.table.rows]
-            if any(rows):
-                yield "\n".join(row for row in rows if row)
+            rows = _table_rows([_distinct(cell.text for cell in row.cells) for row in shape.table.rows])
+            if rows:
+                yield rows
     if slide.has_notes_slide:
         notes = slide.notes_slide.notes_text_frame
         text = " ".join(notes.text.split()) if notes is not None else ""
@@ -148,18 +163,39 @@ def _shapes(shapes: Any) -> Iterator[Any]:
             yield shape
 
 
-def load_xlsx(path: Path) -> LoadedDocument:
-    with _parsing(path, "Excel (.xlsx)"):
+def load_xlsx(file: FileInput) -> LoadedDocument:
+    kind = "Excel (.xlsx)"
+    with _parsing(file.path, kind):
         import openpyxl
 
-        workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
+        workbook = openpyxl.load_workbook(checked_zip(file, kind), read_only=True, data_only=True)
         try:
             table = TableText()
+            cells = _CellBudget(file)
             for sheet in workbook.worksheets:
-                table.rows(enumerate(sheet.iter_rows(values_only=True), start=1), sheet=sheet.title)
-            return table.document(path, "sheet", _properties(workbook.properties))
+                sheet.reset_dimensions()  # the declared size may claim a million empty rows; read what is there
+                rows = ((number, cells.take(row)) for number, row in enumerate(sheet.iter_rows(values_only=True), 1))
+                table.rows(rows, sheet=sheet.title)
+            return table.document(file.path, "sheet", _properties(workbook.properties))
         finally:
             workbook.close()
+
+
+class _CellBudget:
+    """Counts the cells read from a workbook, refusing it past ``max_sheet_cells``."""
+
+    def __init__(self, file: FileInput) -> None:
+        self._file = file
+        self._left = file.limits.max_sheet_cells
+
+    def take(self, row: tuple[object, ...]) -> tuple[object, ...]:
+        self._left -= len(row)
+        if self._left < 0:
+            cap = self._file.limits.max_sheet_cells
+            raise IngestError(
+                f"{self._file.path} has more than {cap:,} cells; raise RAGMCP_MAX_SHEET_CELLS or split the workbook."
+            )
+        return row
 
 
 def _properties(properties: Any) -> dict[str, object]:

@@ -22,6 +22,7 @@ from mcp_server.documents.loaded import (
     make_document,
     read_text,
 )
+from mcp_server.documents.limits import FileInput
 from mcp_server.documents.locations import LineMark, PageMark
 from mcp_server.errors import IngestError
 from mcp_server.models import PageKind
@@ -68,6 +69,10 @@ class TableText:
             self.lines.append(LineMark(self._length, number))
             self._append(line + "\n")
 
+    def text(self) -> str:
+        """The record lines added so far."""
+        return "".join(self._parts).rstrip()
+
     def document(
         self, path: Path, page_kind: PageKind | None, fields: dict[str, object] | None = None
     ) -> LoadedDocument:
@@ -75,7 +80,7 @@ class TableText:
             headings=self.headings, pages=self.pages, page_kind=page_kind if self.pages else None,
             lines=self.lines, layout="table", fields=fields or {}, titled_by_heading=False,
         )  # fmt: skip
-        return make_document(path, "".join(self._parts).rstrip(), structure)
+        return make_document(path, self.text(), structure)
 
     def _start_sheet(self, name: str, header_row: int) -> None:
         """A blank line after an earlier sheet, then the heading, cited as the header row."""
@@ -104,9 +109,10 @@ def cell_text(value: object) -> str:
     return " ".join(str(value).split())
 
 
-def load_csv(path: Path) -> LoadedDocument:
+def load_csv(file: FileInput) -> LoadedDocument:
     """A CSV (or ``.tsv``) file: delimiter sniffed among , ; tab and |, rows cited by their lines."""
-    text = read_text(path)
+    path = file.path
+    text = read_text(file)
     table = TableText()
     reader = csv.reader(text.splitlines(keepends=True), _dialect(path, text))
     try:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from pathlib import Path
 
 from mcp_server.documents.chunking import Heading, lines_with_offsets
 from mcp_server.documents.loaded import (
@@ -29,6 +28,7 @@ from mcp_server.documents.loaded import (
     read_text,
     trimmed_body,
 )
+from mcp_server.documents.limits import FileInput
 from mcp_server.documents.locations import LineMark
 
 _RST_ADORNMENT_RE = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*")
@@ -53,39 +53,39 @@ CODE_SUFFIXES = frozenset(
 )  # fmt: skip
 
 
-def load_rst(path: Path) -> LoadedDocument:
-    return _load(path, _rst_headings)
+def load_rst(file: FileInput) -> LoadedDocument:
+    return _load(file, _rst_headings)
 
 
-def load_asciidoc(path: Path) -> LoadedDocument:
-    return _load(path, _asciidoc_headings)
+def load_asciidoc(file: FileInput) -> LoadedDocument:
+    return _load(file, _asciidoc_headings)
 
 
-def load_json(path: Path) -> LoadedDocument:
-    return _load(path, _json_headings, titled_by_heading=False)
+def load_json(file: FileInput) -> LoadedDocument:
+    return _load(file, _json_headings, titled_by_heading=False)
 
 
-def load_code(path: Path) -> LoadedDocument:
-    pattern = _CODE_DEFINITIONS.get(path.suffix.lower())
+def load_code(file: FileInput) -> LoadedDocument:
+    pattern = _CODE_DEFINITIONS.get(file.path.suffix.lower())
     find = (lambda text: _code_headings(text, pattern)) if pattern else _no_headings
-    return _load(path, find, titled_by_heading=False)
+    return _load(file, find, titled_by_heading=False)
 
 
-def load_plain_text(path: Path) -> LoadedDocument:
-    return _load(path, _no_headings)
+def load_plain_text(file: FileInput) -> LoadedDocument:
+    return _load(file, _no_headings)
 
 
-def _load(path: Path, find: Callable[[str], list[Heading]], *, titled_by_heading: bool = True) -> LoadedDocument:
+def _load(file: FileInput, find: Callable[[str], list[Heading]], *, titled_by_heading: bool = True) -> LoadedDocument:
     """The trimmed file text, its lines from where it starts, and the sections ``find`` sees in it.
 
     Code and data are titled by their file name, other text by its first level-1 heading.
     """
-    text, first_line = trimmed_body(read_text(path))
+    text, first_line = trimmed_body(read_text(file))
     structure = Structure(
         headings=find(text), lines=[LineMark(0, first_line)], titled_by_heading=titled_by_heading,
-        fields={} if titled_by_heading else {"title": path.name},
+        fields={} if titled_by_heading else {"title": file.path.name},
     )  # fmt: skip
-    return make_document(path, text, structure)
+    return make_document(file.path, text, structure)
 
 
 def _no_headings(text: str) -> list[Heading]:
@@ -127,7 +127,7 @@ def _json_headings(text: str) -> list[Heading]:
     """Top-level keys of a pretty-printed JSON object (none for other JSON, or invalid JSON)."""
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past Python's recursion: still text, without sections
         return []
     if not isinstance(value, dict):
         return []

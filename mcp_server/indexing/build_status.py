@@ -102,6 +102,9 @@ class BuildRecord:
         if time.monotonic() - self._written >= WRITE_INTERVAL_S:
             self._write()
 
+    def detail(self, text: str) -> None:
+        pass  # the record counts documents; what one document is doing is for the terminal
+
     def clear(self) -> None:
         self._path.unlink(missing_ok=True)
 

@@ -42,7 +42,9 @@ from mcp_server.documents.corpus import (
     load_corpus_config,
     scan_corpus,
 )
-from mcp_server.documents.extract import extract
+from mcp_server.documents.limits import FileInput, ReadingLimits
+from mcp_server.documents.reader_process import DocumentReader
+from mcp_server.documents.safe_open import read_inside
 from mcp_server.embedding import Embedder, load_embedder
 from mcp_server.errors import IngestError
 from mcp_server.indexing.build_status import INDEXING_PHASE, BuildRecord, BuildStatus, read_build_status
@@ -181,10 +183,30 @@ def _pipeline_tag(config: CorpusConfig) -> str:
     return f"|pipeline={PIPELINE_VERSION}|chunking={config.chunking!r}"
 
 
-def _fingerprint(path: Path, config: CorpusConfig) -> str:
-    digest = hashlib.sha256(path.read_bytes())
+def _fingerprint(data: bytes, config: CorpusConfig) -> str:
+    digest = hashlib.sha256(data)
     digest.update(_pipeline_tag(config).encode())
     return digest.hexdigest()
+
+
+def _skip_key(fingerprint: str, limits: ReadingLimits) -> str:
+    """What a refusal is remembered by: the file and the limits it was refused under (raise one: read again)."""
+    return f"{fingerprint}|{limits.tag()}"
+
+
+def reading_limits(settings: Settings) -> ReadingLimits:
+    """The limits files are read within, from the ``RAGMCP_*`` settings."""
+    return ReadingLimits(
+        max_file_bytes=int(settings.max_file_mb * 1_048_576),
+        max_unzipped_bytes=int(settings.max_unzipped_mb * 1_048_576),
+        max_sheet_cells=settings.max_sheet_cells,
+        max_chunks=settings.max_document_chunks,
+        memory_mb=settings.reader_memory_mb,
+        file_seconds=settings.read_timeout_s,
+        page_seconds=settings.page_timeout_s,
+        ocr=settings.ocr == "auto",
+        ocr_max_pages=settings.ocr_max_pages,
+    )
 
 
 def resolve_targets(settings: Settings, targets: Sequence[str], known: dict[str, Path]) -> list[CorpusConfig]:
@@ -314,6 +336,11 @@ class _Watched:
         for sink in self._sinks:
             sink.advance(amount)
 
+    def detail(self, text: str) -> None:
+        self._check()
+        for sink in self._sinks:
+            sink.detail(text)
+
     def _check(self) -> None:
         if self._stop is not None and self._stop.is_set():
             raise IngestCancelled("ingestion stopped")
@@ -435,7 +462,7 @@ def _drop_vectors_of(settings: Settings, generations: Sequence[str]) -> None:
 class _Plan:
     config: CorpusConfig
     report: CorpusReport
-    to_load: list[tuple[SourceFile, str]]  # (file, fingerprint) of added and changed documents
+    to_load: list[SourceFile]  # added and changed documents
     forgotten: list[str] = field(default_factory=list)  # refused files no longer refused as they were
 
     @property
@@ -454,28 +481,29 @@ def _plan(
     a file whose size and modification time are those in ``fingerprints`` is not read at all."""
     scan = scan_corpus(config, int(settings.max_file_mb * 1_048_576), settings.data_dir)
     report = CorpusReport(name=config.name, skipped=scan.skipped, hidden=scan.hidden)
-    to_load: list[tuple[SourceFile, str]] = []
+    to_load: list[SourceFile] = []
     files = []
-    cached = fingerprints.under(config.root.resolve())
+    root = config.root.resolve()
+    cached = fingerprints.under(root)
     fresh: list[tuple[str, str, str]] = []
-    tag, now = _pipeline_tag(config), time.time_ns()
+    tag, now, limits = _pipeline_tag(config), time.time_ns(), reading_limits(settings)
     for source in scan.files:
-        path, stat = str(source.path), f"{source.size}:{source.mtime_ns}{tag}"
+        path = str(source.path)
+        stat = f"{source.size}:{source.mtime_ns}:{source.change_ns}:{source.inode}{tag}"
         recorded = cached.get(path)
         if recorded is not None and recorded[0] == stat:
             fingerprint = recorded[1]
         else:
             try:
-                fingerprint = _fingerprint(source.path, config)
-            except OSError as error:
-                reason = f"cannot be read ({error.strerror}); check its permissions"
-                report.skipped.append(SkippedFile(source.relpath, reason))
+                fingerprint = _fingerprint(read_inside(source.path, root, limits.max_file_bytes), config)
+            except IngestError as error:
+                report.skipped.append(SkippedFile(source.relpath, _reason(error, source)))
                 continue
             if now - source.mtime_ns > SETTLED_NS:
                 fresh.append((path, stat, fingerprint))
         files.append(source)
         refused = skips.get(source.doc_id)
-        if refused is not None and refused.fingerprint == fingerprint:
+        if refused is not None and refused.fingerprint == _skip_key(fingerprint, limits):
             report.skipped.append(SkippedFile(source.relpath, refused.reason))
             continue
         if source.doc_id not in stored:
@@ -485,13 +513,18 @@ def _plan(
         else:
             report.unchanged += 1
             continue
-        to_load.append((source, fingerprint))
+        to_load.append(source)
     fingerprints.update(fresh, cached.keys() - {str(f.path) for f in files})
     present = {f.doc_id for f in files}
     report.deleted = sorted(doc_id for doc_id in stored if doc_id not in present)
     report.skipped.sort(key=lambda skip: skip.source)
     forgotten = [doc_id for doc_id in skips if doc_id not in present]
     return _Plan(config=config, report=report, to_load=to_load, forgotten=forgotten)
+
+
+def _reason(error: IngestError, source: SourceFile) -> str:
+    """A refusal's message without the file's path, which the report puts in front of it."""
+    return str(error).removeprefix(str(source.path)).lstrip(": ")
 
 
 def _stored_corpus(config: CorpusConfig) -> StoredCorpus:
@@ -518,6 +551,7 @@ def _build(
     """
     docstore = DocumentStore(staging / "docstore.sqlite")
     cache = EmbeddingCache(settings.embedding_cache_path, embedder.name, embedder.dimension)
+    reader = DocumentReader(lambda file, page, pages: progress.detail(f"reading {file.path.name}: page {page} of {pages}"))
     keyword_writer: KeywordWriter | None = None
     report = IngestReport(corpora=[], generation=None)
     try:
@@ -543,8 +577,8 @@ def _build(
         progress.start(INDEXING_PHASE, documents)
         batch: list[_PreparedChunk] = []
         for plan in plans:
-            for source, fingerprint in plan.to_load:
-                batch.extend(_load_into_docstore(docstore, plan, source, fingerprint, settings))
+            for source in plan.to_load:
+                batch.extend(_load_into_docstore(docstore, plan, source, reader, settings))
                 progress.advance(1)
                 if len(batch) >= BATCH_CHUNKS:
                     report.add(_write_batch(batch, cache, embedder, vectors, keyword_writer, settings))
@@ -557,6 +591,7 @@ def _build(
     finally:
         if keyword_writer is not None:
             keyword_writer.abort()
+        reader.close()
         docstore.close()
         cache.close()
         vectors.close()
@@ -586,19 +621,26 @@ def _write_batch(
 
 
 def _load_into_docstore(
-    docstore: DocumentStore, plan: _Plan, source: SourceFile, fingerprint: str, settings: Settings
+    docstore: DocumentStore, plan: _Plan, source: SourceFile, reader: DocumentReader, settings: Settings
 ) -> list[_PreparedChunk]:
-    """Load and chunk one document, store it, and return its chunks ready to embed and index.
+    """Read, load and chunk one document, store it, and return its chunks ready to embed and index.
 
+    The file is read once, from inside its corpus folder (:mod:`mcp_server.documents.safe_open`);
+    what is stored - text and fingerprint - comes from those bytes, whatever the file is by now.
     A file that cannot be read, decoded or parsed, or is not worth indexing, is recorded as
     refused (replacing what it was before) and reported in the plan; it yields no chunks.
     """
     config = plan.config
+    limits = reading_limits(settings)
+    fingerprint = ""
     try:
-        extracted = extract(source.path, config.chunking, settings.max_document_chunks)
+        data = read_inside(source.path, config.root.resolve(), limits.max_file_bytes)
+        fingerprint = _fingerprint(data, config)
+        extracted = reader.read(FileInput(data, source.path, limits), config.chunking)
     except IngestError as error:
-        reason = str(error).removeprefix(str(source.path)).lstrip(": ")
-        docstore.put_skip(config.name, StoredSkip(source.doc_id, source.relpath, fingerprint, reason))
+        reason = _reason(error, source)
+        if fingerprint:
+            docstore.put_skip(config.name, StoredSkip(source.doc_id, source.relpath, _skip_key(fingerprint, limits), reason))
         plan.report.skipped.append(SkippedFile(source.relpath, reason))
         plan.report.skipped.sort(key=lambda skip: skip.source)
         if source.doc_id in plan.report.added:

@@ -21,7 +21,7 @@ from mcp_server.documents.corpus import (
     discover_documents,
     load_corpus_config,
 )
-from mcp_server.documents.loaders import load_document
+from mcp_server.documents.loaders import load_path
 
 CORPORA = [
     Path(__file__).parents[2] / "fixtures" / "corpora" / "acme",
@@ -252,7 +252,7 @@ def test_chunking_is_deterministic() -> None:
 def test_every_corpus_document_chunks_validly(corpus: Path) -> None:
     config = load_corpus_config(corpus)
     for source in discover_documents(config):
-        text = load_document(source.path).text
+        text = load_path(source.path).text
         for options in (config.chunking, SMALL):
             chunks = split_into_chunks(text, options)
             assert chunks, source.relpath
@@ -261,7 +261,7 @@ def test_every_corpus_document_chunks_validly(corpus: Path) -> None:
 
 def test_handbook_leave_policy_splits_into_sections() -> None:
     config = load_corpus_config(CORPORA[1])
-    text = load_document(config.root / "hr" / "leave-policy.md").text
+    text = load_path(config.root / "hr" / "leave-policy.md").text
 
     chunks = split_into_chunks(text, config.chunking)
 

@@ -198,7 +198,7 @@ def test_discovery_skips_hidden_unsupported_and_config_files(tmp_path: Path) -> 
         ".git/notes.md",
         "drafts/.wip/x.md",
         "notes.docx",
-        "photo.png",
+        "archive.zip",
         "README",
     )
 
@@ -272,13 +272,13 @@ def test_symlinks_never_lead_outside_the_corpus(tmp_path: Path) -> None:
     (root / "loop").symlink_to(root, target_is_directory=True)
     (root / "broken.md").symlink_to(root / "missing.md")
     (root / "cycle.md").symlink_to(root / "cycle.md")
-    (root / "photo.png").symlink_to(outside / "secret.md")
+    (root / "photo.zip").symlink_to(outside / "secret.md")
 
     scan = scan_corpus(load_corpus_config(root))
 
     assert [document.relpath for document in scan.files] == ["alias.md", "real.md"]
     reasons = {skip.source: skip.reason for skip in scan.skipped}
-    assert list(reasons) == ["broken.md", "cycle.md", "leak.md", "leakdir", "loop"]  # not photo.png: no document
+    assert list(reasons) == ["broken.md", "cycle.md", "leak.md", "leakdir", "loop"]  # not photo.zip: no document
     assert reasons["broken.md"] == "broken symlink; remove the link"
     assert reasons["cycle.md"] == "symlink loop; remove the link"
     assert reasons["leak.md"].startswith(f"symlink to {(outside / 'secret.md').resolve()}, outside the corpus folder")

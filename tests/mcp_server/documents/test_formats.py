@@ -9,8 +9,8 @@ import docx
 import pytest
 
 from mcp_server.documents.chunking import ChunkingOptions
-from mcp_server.documents.extract import extract
-from mcp_server.documents.loaders import load_document
+from tests.document_fixtures import extract_path
+from mcp_server.documents.loaders import load_path
 from mcp_server.documents.sniff import check_has_words, decode_text
 from mcp_server.errors import IngestError
 from tests.document_fixtures import write_docx, write_pdf, write_pptx, write_xlsx
@@ -39,13 +39,13 @@ def test_word_headings_become_sections_and_properties_metadata(tmp_path: Path) -
     document.core_properties.keywords = "leave, hr"
     document.save(str(path))
 
-    extracted = extract(path, SMALL, 100)
+    extracted = extract_path(path, SMALL, 100)
 
     loaded = extracted.document
     assert loaded.title == "Leave guide" and loaded.tags == ("leave", "hr") and loaded.page_kind is None
     assert loaded.text.startswith("# Leave guide\n\n## Annual leave\n\nYou get 25 days.")
     assert "\n\n- Carry over at most 5 days\n\n### Part time\n\nPro rata." in loaded.text
-    assert loaded.text.endswith("Grade | Days\nSenior | 30")
+    assert loaded.text.endswith("\n\nGrade: Senior | Days: 30")  # a row carries its column names
     sections = {chunk.section for chunk in extracted.chunks}
     assert sections == {"Leave guide > Annual leave", "Leave guide > Annual leave > Part time"}
 
@@ -57,7 +57,7 @@ def test_slides_are_sections_numbered_as_pages_with_their_notes(tmp_path: Path) 
         ("Risks", "Chips may come late.", ""),
     ])  # fmt: skip
 
-    extracted = extract(path, SMALL, 100)
+    extracted = extract_path(path, SMALL, 100)
 
     assert extracted.document.page_kind == "slide" and extracted.document.title == "Roadmap"
     assert "Speaker notes: Mention the budget." in extracted.document.text
@@ -71,7 +71,7 @@ def test_sheet_rows_carry_their_header_and_chunks_never_cut_a_row(tmp_path: Path
     rows = [("Item", "Cost", "Note")] + [(f"Item {n}", n * 1.5, "long note " * (n % 4)) for n in range(60)]
     path = write_xlsx(tmp_path / "book.xlsx", {"Costs": rows, "Empty": [], "Tiny": [("A",), ("x",)]})
 
-    extracted = extract(path, SMALL, 1000)
+    extracted = extract_path(path, SMALL, 1000)
 
     text = extracted.document.text
     assert extracted.document.page_kind == "sheet" and extracted.document.title == "Book"
@@ -95,7 +95,7 @@ def test_csv_rows_are_cited_by_their_lines_even_across_quoted_newlines(tmp_path:
     path = tmp_path / "people.csv"
     path.write_text('name;city\nAnn;Berlin\n"Bob\nJunior";Paris\n\nCid;Rome\n', encoding="utf-8")
 
-    extracted = extract(path, ChunkingOptions(), 10)
+    extracted = extract_path(path, ChunkingOptions(), 10)
 
     assert extracted.document.text == "name: Ann | city: Berlin\nname: Bob Junior | city: Paris\nname: Cid | city: Rome"
     [chunk] = extracted.chunks
@@ -108,7 +108,7 @@ def test_markdown_lines_are_lines_of_the_file(tmp_path: Path) -> None:
     path.write_text(f"---\ntitle: Doc\n---\n\n{body}\n", encoding="utf-8")
     file_lines = path.read_text(encoding="utf-8").split("\n")
 
-    extracted = extract(path, SMALL, 100)
+    extracted = extract_path(path, SMALL, 100)
 
     text = extracted.document.text
     for chunk in extracted.chunks:
@@ -122,14 +122,15 @@ def test_pdf_chunks_know_their_page_and_do_not_overlap_across_pages(tmp_path: Pa
     pages = [_sentences("page one", 20), "", "A short note.", _sentences("page four", 20)]
     path = write_pdf(tmp_path / "r.pdf", "R", pages)
 
-    extracted = extract(path, SMALL, 100)
+    extracted = extract_path(path, SMALL, 100)
 
     located = [(c.location.page, c.location.page_end) for c in extracted.chunks]
     assert {page for page, _ in located} == {1, 3, 4}  # the blank second page has no text
-    assert (3, 4) in located  # the short third page merges into the next, and the chunk says where it starts
+    assert (3, None) in located  # the short third page is a chunk of its own: a citation names one page
+    assert all(page_end is None for _, page_end in located)
     for chunk in extracted.chunks:
         words = extracted.document.text[chunk.char_start : chunk.char_end]
-        assert ("page one" in words) != ("page four" in words)
+        assert ("page one" in words) + ("page four" in words) + ("short note" in words) == 1
 
 
 @pytest.mark.parametrize(
@@ -151,7 +152,7 @@ def test_plain_text_formats_use_their_own_headings(tmp_path: Path, name: str, co
     path.write_text(content, encoding="utf-8")
     tiny = ChunkingOptions(target_tokens=2, max_tokens=40, overlap_tokens=1)  # small sections are not merged
 
-    extracted = extract(path, tiny, 100)
+    extracted = extract_path(path, tiny, 100)
 
     assert [c.section for c in extracted.chunks] == sections
     assert extracted.chunks[0].location.line_start == 1
@@ -163,7 +164,7 @@ def test_python_definition_starts_at_its_decorator(tmp_path: Path) -> None:
     path = tmp_path / "m.py"
     path.write_text("x = 1\n\n@cache\n@other\ndef load():\n    return 1\n", encoding="utf-8")
 
-    document = load_document(path)
+    document = load_path(path)
 
     assert document.headings is not None and document.text[document.headings[0].start :].startswith("@cache\n@other\ndef")
 
@@ -203,4 +204,4 @@ def test_damaged_office_files_are_refused_with_what_to_do(tmp_path: Path, name: 
     path.write_bytes(b"PK\x03\x04 not really a zip")
 
     with pytest.raises(IngestError, match=rf"{name} is not a readable {kind} .* save it again"):
-        load_document(path)
+        load_path(path)

@@ -6,11 +6,13 @@ import datetime
 from pathlib import Path
 
 import pytest
-from pypdf import PdfWriter
+from reportlab.lib.pdfencrypt import StandardEncryption
+from reportlab.pdfgen import canvas
 
 from mcp_server.documents.corpus import SUPPORTED_SUFFIXES
-from mcp_server.documents.loaders import LoadedDocument, load_document
+from mcp_server.documents.loaders import LoadedDocument, load_path
 from mcp_server.documents.locations import LineMark
+from mcp_server.documents.ocr import IMAGE_SUFFIXES
 from mcp_server.errors import IngestError
 from scripts.text_pdf import write_text_pdf
 
@@ -44,7 +46,7 @@ def test_markdown_front_matter_becomes_metadata_and_leaves_the_text(tmp_path: Pa
         "Ten days.\n",
     )
 
-    assert load_document(path) == LoadedDocument(
+    assert load_path(path) == LoadedDocument(
         text="# Leave\n\nTen days.",
         title="Leave Policy",
         category="hr-policy",
@@ -57,7 +59,7 @@ def test_markdown_front_matter_becomes_metadata_and_leaves_the_text(tmp_path: Pa
 
 
 def test_fixture_markdown_document() -> None:
-    document = load_document(FIXTURE_CORPUS / "policies" / "travel.md")
+    document = load_path(FIXTURE_CORPUS / "policies" / "travel.md")
 
     assert document.title == "Travel Policy"
     assert document.category == "policy"
@@ -69,7 +71,7 @@ def test_fixture_markdown_document() -> None:
 
 
 def test_chinese_document_keeps_its_text() -> None:
-    document = load_document(FIXTURE_CORPUS / "zh" / "年假制度.md")
+    document = load_path(FIXTURE_CORPUS / "zh" / "年假制度.md")
 
     assert document.title == "年假制度"
     assert document.tags == ("年假", "leave")
@@ -89,7 +91,7 @@ def test_chinese_document_keeps_its_text() -> None:
 def test_tags_as_list_or_comma_separated_string(tmp_path: Path, tags: str, expected: tuple[str, ...]) -> None:
     path = write(tmp_path / "a.md", f"---\n{tags}\n---\ntext\n")
 
-    assert load_document(path).tags == expected
+    assert load_path(path).tags == expected
 
 
 @pytest.mark.parametrize(
@@ -106,7 +108,7 @@ def test_tags_as_list_or_comma_separated_string(tmp_path: Path, tags: str, expec
 def test_date_forms(tmp_path: Path, value: str, expected: datetime.date | None) -> None:
     path = write(tmp_path / "a.md", f"---\ndate: {value}\n---\ntext\n")
 
-    assert load_document(path).date == expected
+    assert load_path(path).date == expected
 
 
 @pytest.mark.parametrize("value", ["2024-02-30", "March 2024", "20240301x", "[2024]", "20240301"])
@@ -114,14 +116,14 @@ def test_invalid_date_names_the_file_and_the_value(tmp_path: Path, value: str) -
     path = write(tmp_path / "bad-date.md", f"---\ndate: {value}\n---\ntext\n")
 
     with pytest.raises(IngestError, match="bad-date.md: date .* is not a valid date") as error:
-        load_document(path)
+        load_path(path)
     assert value.strip("[]") in str(error.value)
 
 
 def test_url_wins_over_source_which_then_stays_in_extra(tmp_path: Path) -> None:
     path = write(tmp_path / "a.md", "---\nsource: HR team\nurl: https://x.example/a\n---\ntext\n")
 
-    document = load_document(path)
+    document = load_path(path)
 
     assert document.url == "https://x.example/a"
     assert document.extra == {"source": "HR team"}
@@ -138,11 +140,11 @@ def test_url_wins_over_source_which_then_stays_in_extra(tmp_path: Path) -> None:
     ],
 )
 def test_title_falls_back_to_first_h1_then_file_name(tmp_path: Path, text: str, title: str) -> None:
-    assert load_document(write(tmp_path / "year_end-bonus.md", text)).title == title
+    assert load_path(write(tmp_path / "year_end-bonus.md", text)).title == title
 
 
 def test_plain_text_file(tmp_path: Path) -> None:
-    document = load_document(FIXTURE_CORPUS / "notes" / "office-hours.txt")
+    document = load_path(FIXTURE_CORPUS / "notes" / "office-hours.txt")
 
     assert document.title == "Office hours"
     assert (document.category, document.tags, document.date, document.url, document.extra) == (None, (), None, None, {})
@@ -152,25 +154,25 @@ def test_plain_text_file(tmp_path: Path) -> None:
 def test_text_file_may_have_front_matter_too(tmp_path: Path) -> None:
     path = write(tmp_path / "notes.txt", "---\ncategory: notes\n---\nbody\n")
 
-    assert (load_document(path).category, load_document(path).text) == ("notes", "body")
+    assert (load_path(path).category, load_path(path).text) == ("notes", "body")
 
 
 def test_bom_crlf_and_blank_lines_are_normalised(tmp_path: Path) -> None:
     path = tmp_path / "a.md"
     path.write_bytes(b"\xef\xbb\xbf---\r\ntitle: T\r\n---\r\n\r\n  indented\r\nline\rnext\r\n\r\n")
 
-    document = load_document(path)
+    document = load_path(path)
 
     assert (document.title, document.text) == ("T", "  indented\nline\nnext")
 
 
 def test_empty_front_matter_and_unclosed_rule(tmp_path: Path) -> None:
-    assert load_document(write(tmp_path / "a.md", "---\n---\nbody")).text == "body"
-    assert load_document(write(tmp_path / "b.md", "---\nnot closed\n")).text == "---\nnot closed"
+    assert load_path(write(tmp_path / "a.md", "---\n---\nbody")).text == "body"
+    assert load_path(write(tmp_path / "b.md", "---\nnot closed\n")).text == "---\nnot closed"
 
 
 def test_empty_file_has_empty_text(tmp_path: Path) -> None:
-    document = load_document(write(tmp_path / "empty.md", ""))
+    document = load_path(write(tmp_path / "empty.md", ""))
 
     assert (document.text, document.title) == ("", "Empty")
 
@@ -183,7 +185,7 @@ def test_malformed_front_matter_is_refused(tmp_path: Path, front_matter: str, me
     path = write(tmp_path / "a.md", f"---\n{front_matter}\n---\ntext\n")
 
     with pytest.raises(IngestError, match=message):
-        load_document(path)
+        load_path(path)
 
 
 def test_undecodable_text_is_refused(tmp_path: Path) -> None:
@@ -191,33 +193,33 @@ def test_undecodable_text_is_refused(tmp_path: Path) -> None:
     path.write_bytes("Caf\xe9 menu".encode("latin-1"))
 
     with pytest.raises(IngestError, match=r"latin1.md is not valid UTF-8 \(byte 3\)"):
-        load_document(path)
+        load_path(path)
 
 
 def test_damaged_file_and_missing_file_are_refused_other_suffixes_read_as_text(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match=r"a.docx is not a readable Word \(.docx\) file"):
-        load_document(write(tmp_path / "a.docx", "x"))
-    assert load_document(write(tmp_path / "notes.org", "* plain")).text == "* plain"
-    with pytest.raises(IngestError, match="Cannot read"):
-        load_document(tmp_path / "missing.md")
+        load_path(write(tmp_path / "a.docx", "x"))
+    assert load_path(write(tmp_path / "notes.org", "* plain")).text == "* plain"
+    with pytest.raises(IngestError, match="cannot be read"):
+        load_path(tmp_path / "missing.md")
 
 
 def test_every_discovered_text_suffix_reads_its_text(tmp_path: Path) -> None:
     """Binary formats and tables have tests of their own (test_formats.py)."""
-    for suffix in SUPPORTED_SUFFIXES - {".docx", ".pptx", ".xlsx", ".csv", ".tsv"}:
+    for suffix in SUPPORTED_SUFFIXES - {".docx", ".pptx", ".xlsx", ".csv", ".tsv"} - IMAGE_SUFFIXES:
         path = tmp_path / f"doc{suffix}"
         if suffix == ".pdf":
             write_text_pdf(path, "Doc", ["hello"])
         else:
             write(path, "hello")
-        assert load_document(path).text == "hello", suffix
+        assert load_path(path).text == "hello", suffix
 
 
 # --- HTML ----------------------------------------------------------------------------
 
 
 def test_html_becomes_markdown_like_text_with_metadata() -> None:
-    document = load_document(FIXTURE_CORPUS / "products" / "widget-faq.html")
+    document = load_path(FIXTURE_CORPUS / "products" / "widget-faq.html")
 
     assert document.text == (
         "# Widget FAQ\n"
@@ -251,7 +253,7 @@ def test_html_tables_pre_and_title_fallback(tmp_path: Path) -> None:
         "<meta name='Source' content='https://x.example/page'></body>",
     )
 
-    document = load_document(path)
+    document = load_path(path)
 
     assert document.title == "Main & only"
     assert document.url == "https://x.example/page"
@@ -262,7 +264,7 @@ def test_html_invalid_meta_date_is_refused(tmp_path: Path) -> None:
     path = write(tmp_path / "page.html", '<meta name="date" content="soon"><p>x</p>')
 
     with pytest.raises(IngestError, match="page.html: date 'soon'"):
-        load_document(path)
+        load_path(path)
 
 
 # --- PDF -----------------------------------------------------------------------------
@@ -272,7 +274,7 @@ def test_pdf_text_and_title(tmp_path: Path) -> None:
     path = tmp_path / "manual.pdf"
     write_text_pdf(path, "Widget Manual (v2)", ["Chapter one.\nCharge it for 2 hours.", "Chapter two."])
 
-    document = load_document(path)
+    document = load_path(path)
 
     assert document.title == "Widget Manual (v2)"
     assert document.text == "Chapter one.\nCharge it for 2 hours.\n\nChapter two."
@@ -282,7 +284,7 @@ def test_pdf_without_title_uses_file_name(tmp_path: Path) -> None:
     path = tmp_path / "release-notes.pdf"
     write_text_pdf(path, "", ["Notes"])
 
-    assert load_document(path).title == "Release notes"
+    assert load_path(path).title == "Release notes"
 
 
 def test_unreadable_pdf_is_refused(tmp_path: Path) -> None:
@@ -290,17 +292,14 @@ def test_unreadable_pdf_is_refused(tmp_path: Path) -> None:
     path.write_bytes(b"%PDF-1.4\nthis is not really a pdf")
 
     with pytest.raises(IngestError, match="broken.pdf is not a readable PDF"):
-        load_document(path)
+        load_path(path)
 
 
 def test_encrypted_pdf_is_refused(tmp_path: Path) -> None:
-    plain = tmp_path / "plain.pdf"
-    write_text_pdf(plain, "Secret", ["classified"])
-    writer = PdfWriter(clone_from=plain)
-    writer.encrypt("password", algorithm="RC4-128")
     encrypted = tmp_path / "secret.pdf"
-    with encrypted.open("wb") as file:
-        writer.write(file)
+    page = canvas.Canvas(str(encrypted), encrypt=StandardEncryption("password", canPrint=0))
+    page.drawString(72, 720, "classified")
+    page.save()
 
     with pytest.raises(IngestError, match="secret.pdf is an encrypted PDF"):
-        load_document(encrypted)
+        load_path(encrypted)

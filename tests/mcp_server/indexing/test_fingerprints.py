@@ -1,4 +1,4 @@
-"""A re-ingestion reads only files whose size or modification time changed (the fingerprint cache)."""
+"""A re-ingestion reads only files whose size, modification or change time changed (the fingerprint cache)."""
 
 from __future__ import annotations
 
@@ -16,15 +16,16 @@ from mcp_server.stores.fingerprint_cache import FingerprintCache
 
 @pytest.fixture
 def read_files(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The names of the files ingestion reads to fingerprint them (a spy; they are still read)."""
+    """The names of the files ingestion reads (a spy; they are still read), each once however often."""
     seen: list[str] = []
-    original = ingest_module._fingerprint
+    original = ingest_module.read_inside
 
-    def spy(path: Path, config: object) -> str:
-        seen.append(path.name)
-        return original(path, config)  # type: ignore[arg-type]
+    def spy(path: Path, root: Path, max_bytes: int) -> bytes:
+        if path.name not in seen:
+            seen.append(path.name)
+        return original(path, root, max_bytes)
 
-    monkeypatch.setattr(ingest_module, "_fingerprint", spy)
+    monkeypatch.setattr(ingest_module, "read_inside", spy)
     return seen
 
 

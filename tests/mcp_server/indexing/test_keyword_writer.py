@@ -35,6 +35,9 @@ class RecordedProgress:
     def advance(self, amount: int) -> None:
         self.done += amount
 
+    def detail(self, text: str) -> None:
+        pass
+
 
 def records(corpus: str = "rocks") -> list[KeywordRecord]:
     return [KeywordRecord(f"{corpus}:{w}#0", corpus, w, f"notes on {w} samples") for w in WORDS]

@@ -182,6 +182,9 @@ class _HeldBuild:
     def advance(self, amount: int) -> None:
         pass
 
+    def detail(self, text: str) -> None:
+        pass
+
 
 def test_initialize_answers_while_the_index_is_being_built_and_search_says_how_far(
     notes: Path, tmp_path: Path, serve: Any

@@ -1,0 +1,127 @@
+"""Text from pictures: scanned PDF pages and image files, read offline by RapidOCR.
+
+RapidOCR (``rapidocr``) runs PP-OCR detection and recognition models, Chinese and English,
+that ship inside its wheel, on onnxruntime: nothing is downloaded. The engine is made
+once per reading process, on the first picture. Recognised boxes are put back into lines
+(boxes whose middles lie within half a line's height of each other, left to right) and
+paragraphs (a blank line where the gap above a line is taller than a line).
+
+- **Image files** (:data:`IMAGE_SUFFIXES`; every frame of a multi-page TIFF is a page),
+  turned upright by their EXIF orientation; pictures over :data:`MAX_PIXELS` are refused.
+- **PDF pages** with almost no text layer (:mod:`mcp_server.documents.pdf`).
+
+A document read this way records it: ``ocr_pages`` lists the pages whose text came from
+OCR. At most ``ocr_max_pages`` pages of one document are read (``RAGMCP_OCR_MAX_PAGES``);
+``RAGMCP_OCR=off`` turns OCR off (image files are then skipped, saying so).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from mcp_server.documents.limits import FileInput
+from mcp_server.documents.loaded import LoadedDocument, Structure, make_document
+from mcp_server.documents.locations import PageMark
+from mcp_server.errors import IngestError
+
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp"})
+MAX_PIXELS = 60_000_000
+"""The most pixels a picture may have (a 600 dpi A3 scan has about 70M; phone photos 12-50M)."""
+MIN_SCORE = 0.5
+
+PageReader = Callable[[int, int], None]
+"""Told ``(page, pages)`` as each page of a document is read: progress, and a per-page time cap."""
+
+
+def ocr_page_image(image: Any, file: FileInput) -> list[str]:
+    """The text lines (blank lines between paragraphs) OCR reads in a PIL ``image``."""
+    import numpy as np
+
+    result = _engine()(np.asarray(image.convert("RGB")))
+    if result.boxes is None or result.txts is None:
+        return []
+    boxes = [
+        (min(p[1] for p in box), max(p[1] for p in box), min(p[0] for p in box), text)
+        for box, text, score in zip(result.boxes, result.txts, result.scores, strict=True)
+        if score >= MIN_SCORE and text.strip()
+    ]
+    return _lines(boxes)
+
+
+def _lines(boxes: list[tuple[float, float, float, str]]) -> list[str]:
+    """Boxes ``(top, bottom, left, text)`` as reading-order lines, a blank line between paragraphs."""
+    rows: list[list[tuple[float, float, float, str]]] = []
+    for box in sorted(boxes):
+        middle = (box[0] + box[1]) / 2
+        if rows:
+            last = rows[-1]
+            top, bottom = min(b[0] for b in last), max(b[1] for b in last)
+            if abs(middle - (top + bottom) / 2) <= (bottom - top) / 2:
+                last.append(box)
+                continue
+        rows.append([box])
+    lines: list[str] = []
+    previous_bottom: float | None = None
+    for row in rows:
+        top, bottom = min(b[0] for b in row), max(b[1] for b in row)
+        if previous_bottom is not None and top - previous_bottom > bottom - top:
+            lines.append("")
+        lines.append(" ".join(b[3].strip() for b in sorted(row, key=lambda b: b[2])))
+        previous_bottom = bottom
+    return lines
+
+
+@lru_cache(maxsize=1)
+def _engine() -> Any:
+    try:
+        from rapidocr import RapidOCR
+    except ImportError as error:  # a broken install: rapidocr is a dependency
+        raise IngestError(
+            f"OCR is not available ({error}); reinstall agentic-rag-mcp, or set RAGMCP_OCR=off to skip scans."
+        ) from error
+    for name in ("RapidOCR", "rapidocr"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    return RapidOCR(params={"Global.log_level": "error"})
+
+
+def load_image(file: FileInput, read_page: PageReader | None = None) -> LoadedDocument:
+    """An image file's text by OCR, one page per frame.
+
+    :raises IngestError: OCR is off, the file is not a picture PIL can open, is over
+        :data:`MAX_PIXELS`, or holds no text OCR can read.
+    """
+    if not file.limits.ocr:
+        raise IngestError(f"{file.path} is a picture and OCR is off; set RAGMCP_OCR=auto to read pictures.")
+    from PIL import Image, ImageOps, UnidentifiedImageError
+
+    Image.MAX_IMAGE_PIXELS = None  # checked below, before any pixel is decoded
+    try:
+        picture = Image.open(io.BytesIO(file.data))
+        frames = min(getattr(picture, "n_frames", 1), file.limits.ocr_max_pages)
+        if picture.width * picture.height > MAX_PIXELS:
+            raise IngestError(
+                f"{file.path} is a picture of {picture.width}x{picture.height} pixels, over the limit of "
+                f"{MAX_PIXELS // 1_000_000}M; scale it down to index it."
+            )
+        parts: list[str] = []
+        marks: list[PageMark] = []
+        length = 0
+        for frame in range(frames):
+            if read_page is not None:
+                read_page(frame + 1, frames)
+            picture.seek(frame)
+            text = "\n".join(ocr_page_image(ImageOps.exif_transpose(picture), file)).strip()
+            if text:
+                length += 2 if parts else 0
+                marks.append(PageMark(length, frame + 1))
+                parts.append(text)
+                length += len(text)
+    except (UnidentifiedImageError, OSError, ValueError, EOFError, Image.DecompressionBombError) as error:
+        raise IngestError(f"{file.path} is not a readable picture ({error}); check the file.") from error
+    fields = {"ocr_pages": ",".join(str(m.page) for m in marks)}
+    structure = Structure(pages=marks, page_kind="page", fields=fields, titled_by_heading=False)
+    return make_document(file.path, "\n\n".join(parts), structure)

@@ -1,0 +1,287 @@
+"""PDF files read with PDFium (``pypdfium2``): text in reading order, sections, pages, scans by OCR.
+
+- **Text**: each page's text as PDFium orders it, one line per text line; a blank line
+  where the gap to the previous line is wider than a line (a paragraph break); a word
+  hyphenated across a line break is joined (``docu-`` / ``ment`` -> ``document``).
+- **Running headers and footers** - a line among the first or last two of a page that
+  recurs, digits aside, on at least half of the pages (three pages or more) - and lines
+  that are only a page number (``12``, ``Page 3 of 9``, ``- 4 -``) are left out.
+- **Sections** come from the outline (bookmarks): each entry heads its page, at the line
+  that carries its title when there is one. Without an outline, lines set larger than the
+  body text (by :data:`HEADING_SIZE_RATIO`, the body being the size most characters have)
+  and short enough to be a title are headings, the largest size level 1.
+- **Pages**: every page starts a page mark (chunks never span two pages). A page with
+  almost no text layer (under :data:`MIN_TEXT_CHARS` letters) is rendered and read by OCR
+  (:mod:`mcp_server.documents.ocr`) when OCR is on; the document records which pages.
+- The title comes from the document information's ``Title``, else the first heading.
+
+Encrypted files are refused with what to do. PDFium's own messages never reach the output.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_server.documents.chunking import Heading
+from mcp_server.documents.limits import FileInput
+from mcp_server.documents.loaded import LoadedDocument, Structure, make_document
+from mcp_server.documents.locations import PageMark
+from mcp_server.documents.ocr import PageReader, ocr_page_image
+from mcp_server.errors import IngestError
+
+HEADING_SIZE_RATIO = 1.15
+MIN_TEXT_CHARS = 20
+_HEADING_MAX_WORDS = 14
+_PAGE_NUMBER_RE = re.compile(r"(?i)(?:page\s+)?[-–—]?\s*\d{1,5}\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,5})?")
+_HYPHENATED_RE = re.compile(r"([a-zà-ÿ])-\n([a-zà-ÿ])")
+_LINE_RE = re.compile(r"\S[^\r\n]*")  # a line with text, from its first non-space character
+_LETTER_RE = re.compile(r"[^\W\d_]")
+_DIGITS_RE = re.compile(r"\d+")
+_RENDER_DPI = 150
+
+
+@dataclass
+class _Line:
+    text: str
+    size: float  # font size of its first character, in points
+    gap_before: float  # vertical space above it, in points (0 for a page's first line)
+
+
+@dataclass
+class _Page:
+    number: int
+    lines: list[_Line]
+    ocr: bool = False
+
+
+def load_pdf(file: FileInput, read_page: PageReader | None = None) -> LoadedDocument:
+    """The PDF's text with its pages, sections and title (see the module docstring).
+
+    ``read_page`` (when given) is told of every page as it is read, for progress and time caps.
+
+    :raises IngestError: the file is encrypted or not a PDF PDFium can read.
+    """
+    import pypdfium2 as pdfium
+
+    try:
+        document = pdfium.PdfDocument(file.data)
+    except pdfium.PdfiumError as error:
+        if "password" in str(error).lower():
+            raise IngestError(f"{file.path} is an encrypted PDF; save a decrypted copy to index it.") from error
+        raise IngestError(f"{file.path} is not a readable PDF ({error}); check it or convert it to text.") from error
+    try:
+        count = len(document)
+        pages: list[_Page] = []
+        for index in range(count):
+            if read_page is not None:
+                read_page(index + 1, count)
+            ocr_left = sum(1 for page in pages if page.ocr) < file.limits.ocr_max_pages
+            pages.append(_read_page(document, index, file, ocr_left))
+        outline = _outline(document)
+        title = (document.get_metadata_value("Title") or "").strip()
+    finally:
+        document.close()
+    _drop_running_lines(pages)
+    return _assemble(file, pages, outline, title)
+
+
+def _read_page(document: Any, index: int, file: FileInput, ocr: bool) -> _Page:
+    """One page's text lines; by OCR when it has almost no text layer and ``ocr`` allows."""
+    page = document[index]
+    try:
+        lines = _text_lines(page)
+        if sum(len(_LETTER_RE.findall(line.text)) for line in lines) >= MIN_TEXT_CHARS or not (ocr and file.limits.ocr):
+            return _Page(index + 1, lines)
+        image = page.render(scale=_RENDER_DPI / 72).to_pil()
+        ocr_lines = ocr_page_image(image, file)
+        if not ocr_lines:
+            return _Page(index + 1, lines)
+        return _Page(index + 1, [_Line(text, 0.0, 0.0) for text in ocr_lines], ocr=True)
+    finally:
+        page.close()
+
+
+def _text_lines(page: Any) -> list[_Line]:
+    """The page's text lines, each with the font size of its first character and the space above it."""
+    import pypdfium2.raw as raw
+
+    textpage = page.get_textpage()
+    try:
+        text = textpage.get_text_range()
+        lines: list[_Line] = []
+        previous_bottom: float | None = None
+        wide = 0  # characters before the current line outside the BMP (two PDFium characters each)
+        scanned = 0
+        for match in _LINE_RE.finditer(text):
+            wide += _wide_count(text, scanned, match.start())
+            scanned = match.start()
+            char = match.start() + wide  # PDFium's character index: one per UTF-16 code unit
+            size = float(raw.FPDFText_GetFontSize(textpage.raw, char))
+            _left, bottom, _right, top = textpage.get_charbox(char)
+            gap = 0.0 if previous_bottom is None else max(0.0, previous_bottom - top)
+            previous_bottom = bottom
+            lines.append(_Line(" ".join(match.group().split()), size, gap))
+        return lines
+    finally:
+        textpage.close()
+
+
+def _wide_count(text: str, start: int, end: int) -> int:
+    return sum(1 for ch in text[start:end] if ord(ch) > 0xFFFF)
+
+
+def _outline(document: Any) -> list[tuple[int, int, str]]:
+    """``(page number, level, title)`` of each outline entry that points at a page, in order."""
+    entries = []
+    try:
+        for item in document.get_toc(max_depth=6):
+            title = " ".join((item.get_title() or "").split())
+            page_index = item.get_dest().get_index() if item.get_dest() is not None else None
+            if title and page_index is not None:
+                entries.append((page_index + 1, min(6, item.level + 1), title))
+    except Exception:  # noqa: BLE001 - a damaged outline leaves the document without one, not unreadable
+        return []
+    return entries
+
+
+def _drop_running_lines(pages: Sequence[_Page]) -> None:
+    """Remove running headers/footers and page-number lines from the pages' text layers."""
+    text_pages = [page for page in pages if not page.ocr]
+    recurring: set[str] = set()
+    if len(text_pages) >= 3:
+        counts: Counter[str] = Counter()
+        for page in text_pages:
+            counts.update({_shape(line.text) for line in page.lines[:2] + page.lines[-2:]})
+        recurring = {shape for shape, count in counts.items() if count * 2 >= len(text_pages)}
+    for page in text_pages:
+        edges = set(range(min(2, len(page.lines)))) | set(range(max(0, len(page.lines) - 2), len(page.lines)))
+        page.lines = [
+            line for number, line in enumerate(page.lines)
+            if number not in edges or not (_shape(line.text) in recurring or _PAGE_NUMBER_RE.fullmatch(line.text))
+        ]  # fmt: skip
+
+
+def _shape(line: str) -> str:
+    return _DIGITS_RE.sub("#", line.casefold())
+
+
+def _assemble(file: FileInput, pages: Sequence[_Page], outline: list[tuple[int, int, str]], title: str) -> LoadedDocument:
+    parts: list[str] = []
+    marks: list[PageMark] = []
+    headings: list[Heading] = []
+    find_headings = _outline_headings(outline) if outline else _sized_headings(pages)
+    length = 0
+    for page in pages:
+        text, line_starts = _page_text(page)
+        if not text:
+            continue
+        length += 2 if parts else 0
+        marks.append(PageMark(length, page.number))
+        headings.extend(Heading(length + start, level, name) for start, level, name in find_headings(page, text, line_starts))
+        parts.append(text)
+        length += len(text)
+    ocr_pages = [str(page.number) for page in pages if page.ocr]
+    fields: dict[str, object] = {"title": title} if title else {}
+    if ocr_pages:
+        fields["ocr_pages"] = ",".join(ocr_pages)
+    structure = Structure(headings=headings, pages=marks, page_kind="page", fields=fields)
+    return make_document(file.path, "\n\n".join(parts), structure)
+
+
+def _page_text(page: _Page) -> tuple[str, list[int]]:
+    """The page's text (paragraphs apart, hyphenation joined) and where each of its lines starts."""
+    pieces: list[str] = []
+    starts: list[int] = []
+    length = 0
+    body = _body_size([page])
+    for line in page.lines:
+        if pieces:
+            separator = "\n\n" if body and line.gap_before > body * 0.9 else "\n"
+            pieces.append(separator)
+            length += len(separator)
+        starts.append(length)
+        pieces.append(line.text)
+        length += len(line.text)
+    text = "".join(pieces)
+    joined = _HYPHENATED_RE.sub(r"\1\2", text)
+    if joined == text:
+        return text, starts
+    # Joining removes two characters per hyphenation: recompute where the lines start.
+    return _rebuilt_starts(text, joined, starts)
+
+
+def _rebuilt_starts(text: str, joined: str, starts: list[int]) -> tuple[str, list[int]]:
+    removed = [match.start() + 1 for match in _HYPHENATED_RE.finditer(text)]  # the '-' of each join
+    return joined, [start - 2 * sum(1 for r in removed if r < start) for start in starts]
+
+
+def _outline_headings(
+    outline: list[tuple[int, int, str]],
+) -> Callable[[_Page, str, list[int]], list[tuple[int, int, str]]]:
+    """Headings of a page from the outline: at the line holding the entry's title, else at the page's start."""
+    by_page: dict[int, list[tuple[int, str]]] = {}
+    for number, level, title in outline:
+        by_page.setdefault(number, []).append((level, title))
+
+    def find(page: _Page, text: str, line_starts: list[int]) -> list[tuple[int, int, str]]:
+        found: list[tuple[int, int, str]] = []
+        lines = [text[start:end].strip() for start, end in zip(line_starts, [*line_starts[1:], len(text)], strict=True)]
+        after = 0
+        for level, title in by_page.get(page.number, []):
+            key = _key(title)
+            at = next((i for i in range(after, len(lines)) if _key(lines[i]) == key), None)
+            start = line_starts[at] if at is not None else (line_starts[after] if after < len(line_starts) else 0)
+            if found and start < found[-1][0]:
+                start = found[-1][0]
+            found.append((start, level, title))
+            after = at if at is not None else after
+        return found
+
+    return find
+
+
+def _key(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def _sized_headings(pages: Sequence[_Page]) -> Callable[[_Page, str, list[int]], list[tuple[int, int, str]]]:
+    """Headings of a page from font sizes: short lines set clearly larger than the body text."""
+    body = _body_size(pages)
+    sizes = sorted(
+        {round(line.size, 1) for page in pages for line in page.lines if _is_heading_line(line, body)}, reverse=True
+    )
+    levels = {size: min(6, rank + 1) for rank, size in enumerate(sizes[:6])}
+
+    def find(page: _Page, text: str, line_starts: list[int]) -> list[tuple[int, int, str]]:
+        return [
+            (start, levels[round(line.size, 1)], line.text)
+            for line, start in zip(page.lines, line_starts, strict=True)
+            if _is_heading_line(line, body) and round(line.size, 1) in levels
+        ]
+
+    return find
+
+
+def _body_size(pages: Sequence[_Page]) -> float:
+    """The font size most characters are set in (0 when no page has sizes, e.g. OCR pages)."""
+    weights: Counter[float] = Counter()
+    for page in pages:
+        for line in page.lines:
+            if line.size > 0:
+                weights[round(line.size, 1)] += len(line.text)
+    return weights.most_common(1)[0][0] if weights else 0.0
+
+
+def _is_heading_line(line: _Line, body: float) -> bool:
+    words = line.text.split()
+    return (
+        body > 0
+        and line.size >= body * HEADING_SIZE_RATIO
+        and 0 < len(words) <= _HEADING_MAX_WORDS
+        and _LETTER_RE.search(line.text) is not None
+        and not line.text.endswith((".", ",", ";"))
+    )

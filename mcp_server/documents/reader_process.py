@@ -1,0 +1,199 @@
+"""Reading documents so that no file can stop the rest: risky parsers in a child process, every failure a skip.
+
+:class:`DocumentReader` reads the files of one ingestion. Text formats (Markdown, CSV,
+JSON, code...) are parsed in place - their parsers are ours or the standard library's, and
+bounded by the limits. Risky formats (:data:`~mcp_server.documents.loaders.RISKY_SUFFIXES`:
+PDF, pictures by OCR, Office zip archives) go to a spawned child process that
+
+- runs with an address-space ceiling (``RLIMIT_AS``, ``RAGMCP_READER_MEMORY_MB``), so a
+  parser that tries to allocate gigabytes fails there, not in the ingesting process;
+- reports every page it reads, so progress moves inside a long PDF and a page that takes
+  longer than ``RAGMCP_PAGE_TIMEOUT_S`` (or a file longer than ``RAGMCP_READ_TIMEOUT_S``)
+  is stopped by killing the child;
+- writes nothing anywhere: its standard output and error go to ``/dev/null``, so library
+  warnings never reach the user and a stdio server's protocol stream stays clean.
+
+A child that dies, runs out of memory or time is replaced for the next file. Whatever a
+file does - ``RecursionError``, ``MemoryError``, a library's bug - the result is an
+:class:`~mcp_server.errors.IngestError` that names the file and the reason: ingestion
+records it as skipped and goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+from mcp_server.documents.chunking import ChunkingOptions
+from mcp_server.documents.extract import Extracted, extract
+from mcp_server.documents.limits import FileInput
+from mcp_server.documents.loaders import RISKY_SUFFIXES
+from mcp_server.errors import IngestError
+
+PageProgress = Callable[[FileInput, int, int], None]
+"""Told ``(file, page, pages)`` as the reading process reaches each page of a paged document."""
+
+
+
+class DocumentReader:
+    """Reads one ingestion's files (see the module docstring); close it, or use it as a context manager."""
+
+    def __init__(self, on_page: PageProgress | None = None) -> None:
+        self._on_page = on_page
+        self._child: _Child | None = None
+
+    def __enter__(self) -> DocumentReader:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def read(self, file: FileInput, options: ChunkingOptions) -> Extracted:
+        """The file's document and chunks.
+
+        :raises IngestError: the file is refused (by its loader or a limit) or its reading failed.
+        """
+        if file.path.suffix.lower() not in RISKY_SUFFIXES:
+            return _extract_guarded(file, options, None)
+        if self._child is None or not self._child.alive(file.limits.memory_mb):
+            self.close()
+            self._child = _Child(file.limits.memory_mb)
+        try:
+            return self._child.read(file, options, self._on_page)
+        except _ChildLost as lost:
+            self.close()
+            raise IngestError(f"{file.path} {lost}") from None
+
+    def close(self) -> None:
+        if self._child is not None:
+            self._child.stop()
+            self._child = None
+
+
+def _extract_guarded(file: FileInput, options: ChunkingOptions, read_page: Callable[[int, int], None] | None) -> Extracted:
+    """:func:`extract`, with any failure but a refusal turned into one (the file's bug, not ours to die of)."""
+    try:
+        return extract(file, options, read_page)
+    except IngestError:
+        raise
+    except RecursionError as error:
+        raise IngestError(f"{file.path} is nested too deeply to read; flatten its structure.") from error
+    except MemoryError as error:
+        raise IngestError(
+            f"{file.path} needs more memory to read than RAGMCP_READER_MEMORY_MB allows; raise it or split the file."
+        ) from error
+    except Exception as error:  # noqa: BLE001 - a parser's bug on one file must not stop the ingestion
+        raise IngestError(f"{file.path} could not be read ({type(error).__name__}: {error}).") from error
+
+
+class _ChildLost(Exception):
+    """The reading process died or was stopped; the message says why, after the file's name."""
+
+
+class _Child:
+    """One reading process and the pipe to it."""
+
+    def __init__(self, memory_mb: int) -> None:
+        context = multiprocessing.get_context("spawn")  # no fork: the parent runs model and store threads
+        self.memory_mb = memory_mb
+        self._pipe, child_end = context.Pipe()
+        self._process: BaseProcess = context.Process(
+            target=_serve, args=(child_end, memory_mb), name="ragmcp-reader", daemon=True
+        )
+        self._process.start()
+        child_end.close()
+
+    def alive(self, memory_mb: int) -> bool:
+        return self._process.is_alive() and memory_mb == self.memory_mb
+
+    def read(self, file: FileInput, options: ChunkingOptions, on_page: PageProgress | None) -> Extracted:
+        try:
+            self._pipe.send((file, options))
+        except (OSError, EOFError) as error:
+            raise _ChildLost(f"could not be read: the reading process ended ({error}).") from error
+        started = last = time.monotonic()
+        limits = file.limits
+        while True:
+            now = time.monotonic()
+            wait = min(started + limits.file_seconds, last + limits.page_seconds) - now
+            if wait <= 0 or not self._pipe.poll(wait):
+                if time.monotonic() - started >= limits.file_seconds:
+                    raise _ChildLost(
+                        f"took longer than {limits.file_seconds:g} s to read; raise RAGMCP_READ_TIMEOUT_S or split the file."
+                    )
+                raise _ChildLost(
+                    f"took longer than {limits.page_seconds:g} s on one page; raise RAGMCP_PAGE_TIMEOUT_S if its "
+                    "pages are genuinely slow to read."
+                )
+            try:
+                message: tuple[Any, ...] = self._pipe.recv()
+            except (EOFError, OSError):
+                self._process.join(5)
+                raise _ChildLost(
+                    f"could not be read: reading it needed more than RAGMCP_READER_MEMORY_MB ({self.memory_mb} MB) "
+                    f"or crashed the reader (exit code {self._process.exitcode}); raise the limit if the file is genuine."
+                ) from None
+            kind = message[0]
+            if kind == "page":
+                last = time.monotonic()
+                if on_page is not None:
+                    on_page(file, message[1], message[2])
+            elif kind == "done":
+                result: Extracted = message[1]
+                return result
+            else:
+                raise IngestError(message[1])
+
+    def stop(self) -> None:
+        try:
+            self._pipe.close()
+        except OSError:
+            pass
+        if self._process.is_alive():
+            self._process.kill()
+        self._process.join(5)
+
+
+def _serve(pipe: Connection, memory_mb: int) -> None:
+    """The reading process: read each file sent, reporting pages, until the pipe closes."""
+    _quiet()
+    _cap_memory(memory_mb)
+    while True:
+        try:
+            file, options = pipe.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            extracted = _extract_guarded(file, options, lambda page, pages: pipe.send(("page", page, pages)))
+        except IngestError as error:
+            pipe.send(("refused", str(error)))
+            continue
+        pipe.send(("done", extracted))
+
+
+def _quiet() -> None:
+    """Send this process's output, Python's and the C libraries', to /dev/null."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    sys.stdout = sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives as long as the process
+    warnings.simplefilter("ignore")
+    logging.disable(logging.CRITICAL)
+
+
+def _cap_memory(memory_mb: int) -> None:
+    try:
+        import resource
+    except ImportError:  # not on Windows: only the time limits apply there
+        return
+    limit = memory_mb * 1_048_576
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
