@@ -3,9 +3,9 @@
 - **Text**: each page's text as PDFium orders it, one line per text line; a blank line
   where the gap to the previous line is wider than a line (a paragraph break); a word
   hyphenated across a line break is joined (``docu-`` / ``ment`` -> ``document``).
-- **Running headers and footers** - a line among the first or last two of a page that
+- **Running headers and footers** - a line in the top or bottom tenth of a page that
   recurs, digits aside, on at least half of the pages (three pages or more) - and lines
-  that are only a page number (``12``, ``Page 3 of 9``, ``- 4 -``) are left out.
+  there that are only a page number (``12``, ``Page 3 of 9``, ``- 4 -``) are left out.
 - **Sections** come from the outline (bookmarks): each entry heads its page, at the line
   that carries its title when there is one. Without an outline, lines set larger than the
   body text (by :data:`HEADING_SIZE_RATIO`, the body being the size most characters have)
@@ -42,6 +42,9 @@ _LINE_RE = re.compile(r"\S[^\r\n]*")  # a line with text, from its first non-spa
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _DIGITS_RE = re.compile(r"\d+")
 _RENDER_DPI = 150
+_MARGIN_SHARE = 0.1
+_PDFIUM_HYPHEN = "\ufffe"  # how PDFium marks a hyphen it found at a line end (the word goes on after it)
+_PLACEHOLDER_TITLES = frozenset({"untitled", "untitled document", "title", "document"})
 
 
 @dataclass
@@ -49,6 +52,7 @@ class _Line:
     text: str
     size: float  # font size of its first character, in points
     gap_before: float  # vertical space above it, in points (0 for a page's first line)
+    margin: bool = False  # in the top or bottom tenth of the page, where running headers and footers sit
 
 
 @dataclass
@@ -83,6 +87,7 @@ def load_pdf(file: FileInput, read_page: PageReader | None = None) -> LoadedDocu
             pages.append(_read_page(document, index, file, ocr_left))
         outline = _outline(document)
         title = (document.get_metadata_value("Title") or "").strip()
+        title = "" if title.casefold() in _PLACEHOLDER_TITLES else title
     finally:
         document.close()
     _drop_running_lines(pages)
@@ -109,6 +114,7 @@ def _text_lines(page: Any) -> list[_Line]:
     """The page's text lines, each with the font size of its first character and the space above it."""
     import pypdfium2.raw as raw
 
+    height = float(page.get_height())
     textpage = page.get_textpage()
     try:
         text = textpage.get_text_range()
@@ -124,7 +130,9 @@ def _text_lines(page: Any) -> list[_Line]:
             _left, bottom, _right, top = textpage.get_charbox(char)
             gap = 0.0 if previous_bottom is None else max(0.0, previous_bottom - top)
             previous_bottom = bottom
-            lines.append(_Line(" ".join(match.group().split()), size, gap))
+            margin = top > height * (1 - _MARGIN_SHARE) or bottom < height * _MARGIN_SHARE
+            words = match.group().replace(_PDFIUM_HYPHEN, "").replace("\xad", "")  # a word broken at the line end
+            lines.append(_Line(" ".join(words.split()), size, gap, margin))
         return lines
     finally:
         textpage.close()
@@ -149,19 +157,19 @@ def _outline(document: Any) -> list[tuple[int, int, str]]:
 
 
 def _drop_running_lines(pages: Sequence[_Page]) -> None:
-    """Remove running headers/footers and page-number lines from the pages' text layers."""
+    """Remove running headers/footers and page-number lines (in the page's top or bottom tenth) from the
+    pages' text layers: lines there that recur, digits aside, on half the pages (of three or more)."""
     text_pages = [page for page in pages if not page.ocr]
     recurring: set[str] = set()
     if len(text_pages) >= 3:
         counts: Counter[str] = Counter()
         for page in text_pages:
-            counts.update({_shape(line.text) for line in page.lines[:2] + page.lines[-2:]})
+            counts.update({_shape(line.text) for line in page.lines if line.margin})
         recurring = {shape for shape, count in counts.items() if count * 2 >= len(text_pages)}
     for page in text_pages:
-        edges = set(range(min(2, len(page.lines)))) | set(range(max(0, len(page.lines) - 2), len(page.lines)))
         page.lines = [
-            line for number, line in enumerate(page.lines)
-            if number not in edges or not (_shape(line.text) in recurring or _PAGE_NUMBER_RE.fullmatch(line.text))
+            line for line in page.lines
+            if not line.margin or not (_shape(line.text) in recurring or _PAGE_NUMBER_RE.fullmatch(line.text))
         ]  # fmt: skip
 
 

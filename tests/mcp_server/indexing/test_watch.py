@@ -105,10 +105,10 @@ def watch_settings(tmp_path: Path, tiny_corpus: Path) -> Settings:
 def test_what_counts_as_a_document_change(tmp_path: Path) -> None:
     root, data = tmp_path / "notes", tmp_path / "notes" / "index-data"
     (root / "sub").mkdir(parents=True)
-    relevant = ["a.md", "sub/b.txt", "c.PDF", "d.html", "corpus.toml", "sub", "gone-folder"]
+    relevant = ["a.md", "sub/b.txt", "c.PDF", "d.html", "e.png", "corpus.toml", "sub", "gone-folder"]
     ignored = [
         ".a.md.swp", "a.md~", ".#a.md", "#a.md#", ".git/config", ".hidden/a.md", "index-data/CURRENT",
-        "index-data/index/gen-1/docstore.sqlite", "a.png", "sub/notes.swp", "4913.tmp",
+        "index-data/index/gen-1/docstore.sqlite", "a.zip", "sub/notes.swp", "4913.tmp",
     ]  # fmt: skip
     assert [p for p in relevant if not is_relevant(root / p, root, data)] == []
     assert [p for p in ignored if is_relevant(root / p, root, data)] == []
@@ -146,7 +146,7 @@ def test_ignored_files_a_data_dir_inside_and_touches_publish_nothing(tmp_path: P
         (tiny_corpus / ".alpha.md.swp").write_text("swap", encoding="utf-8")
         (tiny_corpus / "alpha.md~").write_text("backup", encoding="utf-8")
         (tiny_corpus / ".#alpha.md").write_text("lock", encoding="utf-8")
-        (tiny_corpus / "photo.png").write_bytes(b"\x89PNG not a document")
+        (tiny_corpus / "archive.zip").write_bytes(b"PK not a document")
         os.utime(tiny_corpus / "beta.md")  # touched, bytes unchanged
         touched = watcher.wait_for(lambda line: "nothing to publish" in line, CHANGE_DEADLINE_S, start)
         write_doc(tiny_corpus, "alpha.md", "Alpha", "# Alpha\n\nThe alpha reactor now runs on okapiword fuel.")
