@@ -210,6 +210,8 @@ def doc(settings: Settings, ref: str, corpus: str | None, chunk: int | None, win
         _print_json(view)
         return
     click.echo(f"{view.corpus}:{view.doc_id} — {view.title} ({view.source})")
+    if view.metadata.get("ocr_pages"):
+        click.echo(f"  read by OCR: pages {view.metadata['ocr_pages']}")
     for span in view.chunks:
         where = describe_location(span.page, span.page_end, view.page_kind, span.line_start, span.line_end)
         chars = ", ".join(filter(None, [f"chars {span.char_start}-{span.char_end}", where]))

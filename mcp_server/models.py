@@ -157,6 +157,10 @@ class DocumentView(PublishedModel):
     page_kind: PageKind | None = Field(
         default=None, description="What the chunks' `page` counts: page, slide or sheet."
     )
+    metadata: dict[str, str] = Field(
+        default_factory=dict,
+        description="The document's other metadata fields, e.g. `ocr_pages`: the pages whose text was read by OCR.",
+    )
     text: str = Field(description="The document text the chunk offsets refer to (or the requested window of it).")
     text_offset: int = Field(default=0, description="Offset of `text` in the full document text.")
     char_count: int = Field(description="Length of the full document text.")

@@ -362,7 +362,7 @@ class Retriever:
         return DocumentView(
             corpus=ref_corpus, doc_id=doc_id, title=document.title, source=document.source,
             category=document.category, tags=list(document.tags), updated=document.date, url=document.url,
-            page_kind=document.page_kind, text=document.text[start:end], text_offset=start,
+            page_kind=document.page_kind, metadata=dict(document.extra), text=document.text[start:end], text_offset=start,
             char_count=len(document.text),
             chunks=[
                 ChunkSpan(

@@ -40,6 +40,7 @@ def render_document(document: DocumentResult) -> str:
     details = _details(
         document.updated, document.url, f"category {document.category}" if document.category else "",
         "tags " + ", ".join(document.tags) if document.tags else "",
+        f"read by OCR: pages {document.metadata['ocr_pages']}" if document.metadata.get("ocr_pages") else "",
     )
     parts = [f"{document.corpus}:{document.doc_id} — {document.title} — {document.source}{details}"]
     text = document.text

@@ -46,5 +46,6 @@ def test_scans_and_pictures_are_indexed_by_ocr_and_cited_on_their_page(tmp_path:
         assert (rent.doc_id, rent.page) == ("contract", 3)
         firmware = retriever.search("X5 firmware", mode="hybrid", top_k=1)[0].citation
         assert (firmware.doc_id, firmware.page) == ("whiteboard", 1)
+        assert retriever.get_document("scans:contract").metadata["ocr_pages"] == "2,3"
     finally:
         retriever.close()
