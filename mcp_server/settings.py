@@ -201,9 +201,9 @@ class Settings(BaseSettings):
         default=5_000_000, ge=1, description="A workbook with more cells than this is skipped (and reported)."
     )
     reader_memory_mb: int = Field(
-        default=3_072, ge=512,
-        description="The address space a process reading PDFs, pictures and Office files may use; a file that needs "
-        "more is skipped.",
+        default=3_072, ge=1_024,
+        description="The address space a process reading PDFs, pictures and Office files may use (OCR needs about "
+        "2 GB of it); a file that needs more is skipped.",
     )  # fmt: skip
     read_timeout_s: float = Field(
         default=1_800.0, gt=0, description="The longest one file may take to read (OCR included) before it is skipped."

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -87,7 +88,14 @@ def _engine() -> Any:
         ) from error
     for name in ("RapidOCR", "rapidocr"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    return RapidOCR(params={"Global.log_level": "error", "Global.use_cls": False})
+    threads = min(4, os.cpu_count() or 1)  # bounds the reading process's CPU and thread stacks on big machines
+    return RapidOCR(
+        params={
+            "Global.log_level": "error", "Global.use_cls": False,
+            "EngineConfig.onnxruntime.intra_op_num_threads": threads,
+            "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+        }
+    )  # fmt: skip
 
 
 def load_image(file: FileInput, read_page: PageReader | None = None) -> LoadedDocument:

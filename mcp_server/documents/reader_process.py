@@ -38,6 +38,8 @@ from mcp_server.documents.limits import FileInput
 from mcp_server.documents.loaders import RISKY_SUFFIXES
 from mcp_server.errors import IngestError
 
+_MESSAGE_CHARS = 300  # of a library's error message, in a skip line
+
 PageProgress = Callable[[FileInput, int, int], None]
 """Told ``(file, page, pages)`` as the reading process reaches each page of a paged document."""
 
@@ -87,11 +89,20 @@ def _extract_guarded(file: FileInput, options: ChunkingOptions, read_page: Calla
     except RecursionError as error:
         raise IngestError(f"{file.path} is nested too deeply to read; flatten its structure.") from error
     except MemoryError as error:
-        raise IngestError(
-            f"{file.path} needs more memory to read than RAGMCP_READER_MEMORY_MB allows; raise it or split the file."
-        ) from error
+        raise _needs_memory(file) from error
     except Exception as error:  # noqa: BLE001 - a parser's bug on one file must not stop the ingestion
-        raise IngestError(f"{file.path} could not be read ({type(error).__name__}: {error}).") from error
+        message = " ".join(str(error).split())
+        if "bad_alloc" in message or "Failed to allocate" in message:  # onnxruntime's (OCR) out of memory
+            raise _needs_memory(file) from error
+        shown = message if len(message) <= _MESSAGE_CHARS else message[: _MESSAGE_CHARS - 1] + "…"
+        raise IngestError(f"{file.path} could not be read ({type(error).__name__}: {shown}).") from error
+
+
+def _needs_memory(file: FileInput) -> IngestError:
+    return IngestError(
+        f"{file.path} needs more memory to read than RAGMCP_READER_MEMORY_MB ({file.limits.memory_mb} MB) allows; "
+        "raise it or split the file."
+    )
 
 
 class _ChildLost(Exception):
@@ -119,11 +130,14 @@ class _Child:
             self._pipe.send((file, options))
         except (OSError, EOFError) as error:
             raise _ChildLost(f"could not be read: the reading process ended ({error}).") from error
-        started = last = time.monotonic()
+        started = time.monotonic()
+        page_started: float | None = None  # the page deadline runs from the first page on (none for unpaged files)
         limits = file.limits
         while True:
-            now = time.monotonic()
-            wait = min(started + limits.file_seconds, last + limits.page_seconds) - now
+            deadline = started + limits.file_seconds
+            if page_started is not None:
+                deadline = min(deadline, page_started + limits.page_seconds)
+            wait = deadline - time.monotonic()
             if wait <= 0 or not self._pipe.poll(wait):
                 if time.monotonic() - started >= limits.file_seconds:
                     raise _ChildLost(
@@ -143,7 +157,7 @@ class _Child:
                 ) from None
             kind = message[0]
             if kind == "page":
-                last = time.monotonic()
+                page_started = time.monotonic()
                 if on_page is not None:
                     on_page(file, message[1], message[2])
             elif kind == "done":

@@ -20,9 +20,11 @@ import pytest
 
 from mcp_server.indexing import ingest as ingest_module
 from mcp_server.indexing.ingest import ingest
+from mcp_server.progress import SilentProgress
 from mcp_server.retrieval.retriever import Retriever
 from mcp_server.settings import Settings
-from tests.document_fixtures import write_docx
+from scripts.text_pdf import write_text_pdf
+from tests.document_fixtures import scan, write_docx
 from tests.helpers import subprocess_env, write_doc
 
 GOOD_FACT = "The harbour office opens at 07:30 on weekdays."
@@ -191,3 +193,36 @@ def test_file_names_with_control_or_direction_characters_are_skipped(tmp_path: P
     assert corpus_report.added == ["plain"]
     assert sorted(skip.source for skip in corpus_report.skipped) == ["evil?name.md", "invoice?gnp.md"]
     assert all("\n" not in line for line in report.lines())
+
+
+@pytest.mark.slow
+def test_a_file_over_the_reading_limits_is_skipped_and_the_next_one_read(tmp_path: Path) -> None:
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    scan(["A slow picture of a whiteboard"]).save(corpus / "a-slow.png")
+    write_docx(corpus / "b-next.docx", "Next", [("", "The pier is painted every April.")])
+    data = tmp_path / "data"
+
+    slow = ingest(Settings(data_dir=data, corpora=[corpus], page_timeout_s=0.05))
+    hungry = ingest(Settings(data_dir=data, corpora=[corpus], reader_memory_mb=1_024), rebuild=True)
+
+    for report in (slow, hungry):
+        assert report.corpora[0].added == ["b-next"]
+    assert "took longer than 0.05 s on one page; raise RAGMCP_PAGE_TIMEOUT_S" in slow.corpora[0].skipped[0].reason
+    assert "needs more memory to read than RAGMCP_READER_MEMORY_MB (1024 MB)" in hungry.corpora[0].skipped[0].reason
+
+
+def test_progress_moves_by_page_inside_a_long_pdf(tmp_path: Path) -> None:
+    corpus = tmp_path / "c"
+    corpus.mkdir()
+    write_text_pdf(corpus / "manual.pdf", "Manual", [f"Page {n} of the pump manual." for n in range(1, 41)])
+    details: list[str] = []
+
+    class Recorded(SilentProgress):
+        def detail(self, text: str) -> None:
+            details.append(text)
+
+    ingest(Settings(data_dir=tmp_path / "data", corpora=[corpus]), progress=Recorded())
+
+    assert details[0] == "reading manual.pdf: page 1 of 40" and details[-1] == "reading manual.pdf: page 40 of 40"
+    assert len(details) == 40
