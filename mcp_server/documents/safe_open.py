@@ -29,7 +29,9 @@ def read_inside(path: Path, root: Path, max_bytes: int) -> bytes:
         ``root``, or holds more than ``max_bytes`` bytes.
     """
     target = Path(os.path.realpath(path))  # a link the scan admitted; checked again on the descriptor
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_RDONLY
+    for name in ("O_NOFOLLOW", "O_NONBLOCK", "O_CLOEXEC", "O_BINARY"):  # each where the platform has it
+        flags |= getattr(os, name, 0)
     try:
         descriptor = os.open(target, flags)
     except OSError as error:

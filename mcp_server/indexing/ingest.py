@@ -79,7 +79,7 @@ from mcp_server.stores.vector import (
     server_collection_name,
 )  # fmt: skip
 
-PIPELINE_VERSION = "2"  # bump when loaders or chunking change what a file turns into
+PIPELINE_VERSION = "3"  # bump when loaders or chunking change what a file turns into
 LOCK_POLL_S = 0.5
 BATCH_CHUNKS = 2_000  # chunks read, embedded and written together; bounds the memory of a run
 
