@@ -20,6 +20,8 @@ remove suffixes in its ``corpus.toml``, see :mod:`mcp_server.documents.corpus`):
   span; pages without a text layer read by OCR.
 - **Pictures** (``.png``, ``.jpg``, ``.tif``, ...): read by OCR, :mod:`mcp_server.documents.ocr`.
 - **Word, PowerPoint, Excel** (``.docx``, ``.pptx``, ``.xlsx``): :mod:`mcp_server.documents.office`.
+- **OpenDocument** (``.odt``, ``.ods``, ``.odp``): :mod:`mcp_server.documents.opendocument`.
+- **EPUB** (``.epub``): :mod:`mcp_server.documents.epub`; **e-mail** (``.eml``): :mod:`mcp_server.documents.email_message`.
 - **CSV** (``.csv``, ``.tsv``): :mod:`mcp_server.documents.tables`.
 - **Other text** (``.rst``, ``.adoc``, ``.json``, source code, ...): :mod:`mcp_server.documents.textformats`.
 
@@ -34,13 +36,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from html.parser import HTMLParser
 from pathlib import Path
 
 import yaml
 import yaml.composer
 
-from mcp_server.documents import office, tables, textformats
+from mcp_server.documents import email_message, epub, office, opendocument, tables, textformats
+from mcp_server.documents.html_text import HtmlToText
 from mcp_server.documents.limits import MAX_FRONT_MATTER_BYTES, MAX_NESTING, FileInput, ReadingLimits
 from mcp_server.documents.loaded import (
     LoadedDocument,
@@ -56,7 +58,6 @@ from mcp_server.documents.safe_open import read_inside
 from mcp_server.errors import IngestError
 
 _FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\n(?:(.*?)\n)?---[ \t]*(?:\n|\Z)", re.DOTALL)
-_HTML_META_FIELDS = frozenset({"category", "tags", "date", "source", "url"})
 
 
 def load_document(file: FileInput, read_page: PageReader | None = None) -> LoadedDocument:
@@ -88,7 +89,7 @@ def _load_markdown(file: FileInput) -> LoadedDocument:
 
 
 def _load_html(file: FileInput) -> LoadedDocument:
-    parser = _HtmlToText()
+    parser = HtmlToText()
     parser.feed(read_text(file))
     parser.close()
     fields: dict[str, object] = dict(parser.meta)
@@ -106,6 +107,11 @@ LOADERS: dict[str, Callable[[FileInput], LoadedDocument]] = {
     ".docx": office.load_docx,
     ".pptx": office.load_pptx,
     ".xlsx": office.load_xlsx,
+    ".odt": opendocument.load_odt,
+    ".ods": opendocument.load_ods,
+    ".odp": opendocument.load_odp,
+    ".epub": epub.load_epub,
+    ".eml": email_message.load_eml,
     ".csv": tables.load_csv,
     ".tsv": tables.load_csv,
     ".rst": textformats.load_rst,
@@ -123,7 +129,7 @@ PAGED_LOADERS: dict[str, Callable[[FileInput, PageReader | None], LoadedDocument
 """Loaders of documents read page by page (PDF, pictures by OCR), which report each page as they go."""
 
 DOCUMENT_SUFFIXES = frozenset({*LOADERS, *PAGED_LOADERS})
-RISKY_SUFFIXES = frozenset({*PAGED_LOADERS, ".docx", ".pptx", ".xlsx"})
+RISKY_SUFFIXES = frozenset({*PAGED_LOADERS, ".docx", ".pptx", ".xlsx", ".odt", ".ods", ".odp", ".epub"})
 """Suffixes whose parsers (compiled libraries, zip archives, OCR) run in a reading process with a memory
 ceiling and time limits (:mod:`mcp_server.documents.reader_process`); text formats are read in place."""
 
@@ -173,99 +179,3 @@ def _parse_front_matter(source: str, path: Path) -> dict[str, object]:
     if not isinstance(fields, dict):
         raise IngestError(f"{path}: the front matter must be 'key: value' lines, got {str(fields)[:200]!r}.")
     return {str(key): value for key, value in fields.items()}
-
-
-class _HtmlToText(HTMLParser):
-    """Collects an HTML page as Markdown-like lines, with its ``<title>`` and metadata tags."""
-
-    _SKIPPED = frozenset({"script", "style", "nav", "noscript", "template"})
-    _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
-    _BLOCKS = frozenset(
-        "p div section article main header footer aside blockquote pre hr ul ol dl table figure form address "
-        "details summary".split()
-    )
-    _LINES = frozenset({"li", "tr", "br", "dt", "dd", "caption", "figcaption"})
-    _CELLS = frozenset({"td", "th"})
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.title = ""
-        self.meta: dict[str, str] = {}
-        self._title_parts: list[str] | None = None
-        self._lines: list[str] = []
-        self._line: list[str] = []
-        self._heading_level = 0
-        self._skipped_depth = 0
-        self._in_pre = False
-
-    def text(self) -> str:
-        """The collected text, once the whole page has been fed."""
-        self._end_line()
-        return "\n".join(self._lines).strip()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self._SKIPPED:
-            self._skipped_depth += 1
-        elif tag == "title":
-            self._title_parts = []
-        elif tag == "meta":
-            self._read_meta(dict(attrs))
-        elif tag in self._HEADINGS:
-            self._end_block()
-            self._heading_level = int(tag[1])
-        elif tag in self._BLOCKS:
-            self._end_block()
-            self._in_pre = tag == "pre"
-        elif tag in self._LINES:
-            self._end_line()
-            if tag == "li":
-                self._line.append("- ")
-        elif tag in self._CELLS and self._line:
-            self._line.append(" | ")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self._SKIPPED:
-            self._skipped_depth = max(0, self._skipped_depth - 1)
-        elif tag == "title" and self._title_parts is not None:
-            self.title = _collapse_spaces("".join(self._title_parts))
-            self._title_parts = None
-        elif tag in self._HEADINGS or tag in self._BLOCKS:
-            self._end_block()
-            self._heading_level = 0
-            self._in_pre = False
-        elif tag in self._LINES:
-            self._end_line()
-
-    def handle_data(self, data: str) -> None:
-        if self._skipped_depth:
-            return
-        if self._title_parts is not None:
-            self._title_parts.append(data)
-        elif self._in_pre:
-            first, *others = data.split("\n")
-            self._line.append(first)
-            for line in others:
-                self._end_line()
-                self._line.append(line)
-        else:
-            self._line.append(data)
-
-    def _read_meta(self, attrs: dict[str, str | None]) -> None:
-        name, content = (attrs.get("name") or "").strip().lower(), attrs.get("content")
-        if name in _HTML_META_FIELDS and content is not None:
-            self.meta[name] = content
-
-    def _end_line(self) -> None:
-        line = _collapse_spaces("".join(self._line))
-        self._line = []
-        if line:
-            self._lines.append(f"{'#' * self._heading_level} {line}" if self._heading_level else line)
-
-    def _end_block(self) -> None:
-        self._end_line()
-        if self._lines and self._lines[-1]:
-            self._lines.append("")
-
-
-def _collapse_spaces(text: str) -> str:
-    return " ".join(text.split())
