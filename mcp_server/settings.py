@@ -163,6 +163,13 @@ class Settings(BaseSettings):
     http_body_timeout_s: float = Field(
         default=30.0, gt=0, le=3600, description="Longest an HTTP request's body may take to arrive after its headers."
     )
+    http_max_header_bytes: int = Field(
+        default=65_536, ge=4_096, le=16_777_216,
+        description="Largest HTTP request line and headers together; past it the answer is 431.",
+    )  # fmt: skip
+    http_max_headers: int = Field(
+        default=100, ge=10, le=10_000, description="Most header fields an HTTP request may have; past it, 431."
+    )
     http_worker_start_timeout_s: int = Field(
         default=60, ge=5, le=3600,
         description="Longest an HTTP worker process may take to start (and to answer the supervisor's pings).",

@@ -8,6 +8,11 @@ otherwise dominate. Runs alternate between the checkouts; medians are reported.
 
     git worktree add /tmp/before 59c3dd1          # the code before the bounded readers
     python bench/documents/ingest_overhead.py --before /tmp/before --after . --runs 5
+
+With ``--pdfs N`` the folder is instead the first N manuals of ``bench/documents/pdf_extraction.py``'s set,
+and with ``--cold`` every run starts from an empty data dir: the whole ingestion, embedding included.
+
+    python bench/documents/ingest_overhead.py --before /tmp/before --after . --pdfs 25 --cold --runs 1
 """
 
 from __future__ import annotations
@@ -49,6 +54,14 @@ def build_folder(root: Path) -> None:
         write_xlsx(office / f"costs-{n:02}.xlsx", {"Costs": rows})
 
 
+def pdf_folder(root: Path, count: int) -> None:
+    from bench.documents.pdf_extraction import fetch
+
+    root.mkdir(parents=True)
+    for source in fetch()[:count]:
+        (root / f"{source.parent.name}-{source.name}").write_bytes(source.read_bytes())
+
+
 def run(checkout: Path, folder: Path, data: Path) -> float:
     env = {k: v for k, v in os.environ.items() if not k.startswith("RAGMCP_")}
     env.update(PYTHONPATH=str(checkout), RAGMCP_DATA_DIR=str(data), RAGMCP_CORPORA=str(folder), RAGMCP_DATABASE="none")
@@ -63,24 +76,29 @@ def main() -> None:
     parser.add_argument("--before", type=Path, required=True)
     parser.add_argument("--after", type=Path, required=True)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--pdfs", type=int, default=0, help="the first N public PDF manuals instead")
+    parser.add_argument("--cold", action="store_true", help="every run from an empty data dir (embedding included)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch) / "ordinary"
-        build_folder(folder)
+        pdf_folder(folder, args.pdfs) if args.pdfs else build_folder(folder)
         files = sum(1 for p in folder.rglob("*") if p.is_file())
         times: dict[str, list[float]] = {"before": [], "after": []}
-        for name, checkout in (("before", args.before), ("after", args.after)):
-            run(checkout.resolve(), folder, Path(scratch) / name)  # fills the embedding cache
-        for _ in range(args.runs):
+        if not args.cold:
             for name, checkout in (("before", args.before), ("after", args.after)):
-                times[name].append(run(checkout.resolve(), folder, Path(scratch) / name))
+                run(checkout.resolve(), folder, Path(scratch) / name)  # fills the embedding cache
+        for number in range(args.runs):
+            for name, checkout in (("before", args.before), ("after", args.after)):
+                data = Path(scratch) / (f"{name}-{number}" if args.cold else name)
+                times[name].append(run(checkout.resolve(), folder, data))
     medians = {name: statistics.median(values) for name, values in times.items()}
     result = {
         "files": files, "runs": times, "median_s": medians,
         "overhead": round(medians["after"] / medians["before"] - 1, 3), "load_average": os.getloadavg(),
     }  # fmt: skip
     print(json.dumps(result, indent=2))
-    (Path(__file__).parent / "results-ingest-overhead.json").write_text(json.dumps(result, indent=2) + "\n")
+    name = f"results-ingest-{'pdfs' if args.pdfs else 'ordinary'}{'-cold' if args.cold else ''}.json"
+    (Path(__file__).parent / name).write_text(json.dumps(result, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ Every request, ``/healthz`` included, must carry an allowed ``Host`` header and,
 has one, an allowed ``Origin``: loopback names, the bound address, and the configured
 lists. This is the protection against DNS rebinding, on by default. Request bodies over
 ``settings.max_body_bytes`` are refused with 413, and a request whose headers or body
-arrive too slowly is cut off (:mod:`mcp_server.team.read_timeouts`).
+arrive too slowly is cut off, and one whose headers are too large refused (:mod:`mcp_server.team.request_reading`).
 
 With a tokens file (``settings.tokens_file``) every ``/mcp`` request needs a bearer token
 (:mod:`mcp_server.team.auth`) and stays within its client's rate and concurrency limits
@@ -64,7 +64,7 @@ from mcp_server.team.generation_app import (
     open_generation,
 )
 from mcp_server.team.live import LiveIndex
-from mcp_server.team.read_timeouts import TimedHttpToolsProtocol
+from mcp_server.team.request_reading import BoundedHttpToolsProtocol
 from mcp_server.team.redaction import RedactSecrets
 from mcp_server.team.tokens import TokenRegistry
 
@@ -180,11 +180,13 @@ def serve_http(settings: Settings, workers: int) -> None:
         host=settings.http_host,
         port=settings.http_port,
         workers=workers,
-        # The protocol with read deadlines; a partial pickles, so every worker process gets it.
+        # The protocol with read deadlines and header limits; a partial pickles, so every worker process gets it.
         http=partial(  # type: ignore[arg-type]
-            TimedHttpToolsProtocol,
+            BoundedHttpToolsProtocol,
             header_timeout_s=settings.http_header_timeout_s,
             body_timeout_s=settings.http_body_timeout_s,
+            max_header_bytes=settings.http_max_header_bytes,
+            max_headers=settings.http_max_headers,
         ),
         timeout_worker_healthcheck=settings.http_worker_start_timeout_s,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,

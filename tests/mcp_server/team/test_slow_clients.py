@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import threading
 import socket
 import time
 from collections.abc import Iterator
@@ -93,3 +94,59 @@ def test_a_stalled_upload_is_cut_off_and_releases_its_clients_slot(slow_server: 
     stalled.close()
     assert "its request body did not arrive within 3 s" in server.log.read_text()
 
+
+
+def _flood_headers(port: int, until: float, answers: list[bytes]) -> None:
+    """Stream an endless header, reconnecting whenever the server closes the connection, until ``until``."""
+    while time.monotonic() < until:
+        connection = socket.create_connection(("127.0.0.1", port))
+        try:
+            connection.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ")
+            while time.monotonic() < until:
+                connection.sendall(b"a" * 65_536)
+        except OSError:
+            pass
+        try:
+            connection.settimeout(1)
+            answers.append(connection.recv(200))
+        except OSError:
+            pass
+        finally:
+            connection.close()
+
+
+@pytest.mark.slow
+def test_a_header_flood_from_two_unauthenticated_sockets_leaves_other_clients_searches_fast(
+    slow_server: tuple[HttpServer, str],
+) -> None:
+    server, token = slow_server
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
+    search = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+              "params": {"name": "keyword_search", "arguments": {"query": "alpha", "corpus": "teama"}}}  # fmt: skip
+    answers: list[bytes] = []
+    until = time.monotonic() + 6
+    flooders = [threading.Thread(target=_flood_headers, args=(server.port, until, answers)) for _ in range(2)]
+    for flooder in flooders:
+        flooder.start()
+    time.sleep(1)
+    took: list[float] = []
+    while time.monotonic() < until - 0.5:
+        started = time.monotonic()
+        answer = httpx.post(f"{server.url}/mcp", json=search, headers=headers, timeout=30)
+        took.append(time.monotonic() - started)
+        assert answer.status_code == 200
+        time.sleep(0.2)
+    for flooder in flooders:
+        flooder.join()
+
+    assert max(took) < 1.0, took
+    assert any(answer.startswith(b"HTTP/1.1 431") for answer in answers), answers[:3]
+    assert "refused the request from 127.0.0.1" in server.log.read_text()
+
+
+@pytest.mark.slow
+def test_a_request_with_too_many_header_fields_is_refused(slow_server: tuple[HttpServer, str]) -> None:
+    server, _ = slow_server
+    many = {f"X-Field-{n}": "1" for n in range(150)}
+    assert httpx.post(f"{server.url}/mcp", content=TOOLS_LIST, headers={**MCP_HEADERS, **many}).status_code == 431
+    assert httpx.get(f"{server.url}/healthz").status_code == 200
