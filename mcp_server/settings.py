@@ -167,6 +167,10 @@ class Settings(BaseSettings):
         default=65_536, ge=4_096, le=16_777_216,
         description="Largest HTTP request line and headers together; past it the answer is 431.",
     )  # fmt: skip
+    http_stream_lifetime_s: float = Field(
+        default=300.0, gt=0, le=86_400,
+        description="Longest an HTTP notification stream (GET /mcp, subscriptions/listen) stays open; clients reconnect.",
+    )  # fmt: skip
     http_max_headers: int = Field(
         default=100, ge=10, le=10_000, description="Most header fields an HTTP request may have; past it, 431."
     )

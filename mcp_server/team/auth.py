@@ -80,8 +80,13 @@ def _client_limits(scope: Scope) -> tuple[str, ClientLimits] | None:
 class BearerAuth:
     """The authentication of one app: its middleware, its metadata route and the guard around ``/mcp``."""
 
-    def __init__(self, registry: TokenRegistry, base_url: str, path: str) -> None:
-        """``base_url``: where clients reach the server; ``path``: the MCP endpoint under it."""
+    def __init__(
+        self, registry: TokenRegistry, base_url: str, path: str, *, queue_timeout_s: float, stream_lifetime_s: float
+    ) -> None:
+        """``base_url``: where clients reach the server; ``path``: the MCP endpoint under it; the timeouts: see
+        :class:`~mcp_server.team.limits.LimitGate`."""
+        self.queue_timeout_s = queue_timeout_s
+        self.stream_lifetime_s = stream_lifetime_s
         self.resource = AnyHttpUrl(base_url + path)
         self.middleware = [
             Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(FileTokenVerifier(registry))),
@@ -97,4 +102,8 @@ class BearerAuth:
     def protect(self, app: ASGIApp) -> ASGIApp:
         """``app`` for authenticated clients only (401 otherwise), within each client's rate and concurrency."""
         metadata = build_resource_metadata_url(self.resource)
-        return RequireAuthMiddleware(LimitGate(app, _client_limits, self.limiter), [], metadata)
+        gate = LimitGate(
+            app, _client_limits, self.limiter, queue_timeout_s=self.queue_timeout_s,
+            stream_lifetime_s=self.stream_lifetime_s,
+        )  # fmt: skip
+        return RequireAuthMiddleware(gate, [], metadata)

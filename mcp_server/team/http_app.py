@@ -141,7 +141,10 @@ def build_http_app(settings: Settings) -> Starlette:
     if registry is None:
         routes.append(Route(MCP_PATH, endpoint=live))
     else:  # authentication and client limits in front of the generations: a switch resets neither
-        auth = BearerAuth(registry, base_url(settings), MCP_PATH)
+        auth = BearerAuth(
+            registry, base_url(settings), MCP_PATH, queue_timeout_s=settings.call_timeout_s,
+            stream_lifetime_s=settings.http_stream_lifetime_s,
+        )  # fmt: skip
         routes += [Route(MCP_PATH, endpoint=auth.protect(live)), *auth.routes]
         middleware = auth.middleware
 

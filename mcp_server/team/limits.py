@@ -3,7 +3,12 @@
 :class:`ClientLimiter` holds both per client name. :class:`LimitGate` applies them to every
 authenticated HTTP request: over the rate it answers 429 with ``Retry-After`` at once;
 over the concurrency ceiling the request waits for one of the client's own requests to
-finish, so a client that floods the server queues behind itself, not in front of others.
+finish, so a client that floods the server queues behind itself, not in front of others -
+for ``queue_timeout_s`` at most, then it is answered 503 saying so.
+
+A response that turns into a stream (``text/event-stream``: a ``GET /mcp`` listening for
+notifications, ``subscriptions/listen``) gives its slot back as it starts - a stream is not
+a call - and ends after ``stream_lifetime_s``; the client reconnects if it still listens.
 
 The state lives in each server process. With N worker processes or hosts, a client can
 reach N times its rate and N times its concurrency; divide the limits by N, or enforce
@@ -19,7 +24,7 @@ import time
 from collections.abc import Callable
 
 import anyio
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcp_server.team.tokens import ClientLimits
 
@@ -80,12 +85,17 @@ Identify = Callable[[Scope], tuple[str, ClientLimits] | None]
 
 
 class LimitGate:
-    """ASGI middleware: rate-limit (429) and then cap the concurrency of each client's requests."""
+    """ASGI middleware: rate-limit (429) and then cap the concurrency of each client's requests (see the module)."""
 
-    def __init__(self, app: ASGIApp, identify: Identify, limiter: ClientLimiter) -> None:
+    def __init__(
+        self, app: ASGIApp, identify: Identify, limiter: ClientLimiter, *, queue_timeout_s: float = 30.0,
+        stream_lifetime_s: float = 300.0,
+    ) -> None:  # fmt: skip
         self.app = app
         self.identify = identify
         self.limiter = limiter
+        self.queue_timeout_s = queue_timeout_s
+        self.stream_lifetime_s = stream_lifetime_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         client = self.identify(scope) if scope["type"] == "http" else None
@@ -98,8 +108,58 @@ class LimitGate:
             logger.warning("client %r is over its rate limit; answered 429, retry in %.1f s", name, wait_s)
             await _too_many_requests(send, name, limits, wait_s)
             return
-        async with self.limiter.slots(name, limits):
-            await self.app(scope, receive, send)
+        slots, holder = self.limiter.slots(name, limits), object()
+        acquired = False
+        with anyio.move_on_after(self.queue_timeout_s):
+            await slots.acquire_on_behalf_of(holder)
+            acquired = True
+        if not acquired:
+            logger.warning("client %r waited %g s for one of its %d request slots; answered 503", name,
+                           self.queue_timeout_s, limits.max_concurrent)  # fmt: skip
+            await _busy(send, name, limits, self.queue_timeout_s)
+            return
+        held = [True]
+
+        def give_back() -> None:
+            if held[0]:
+                held[0] = False
+                slots.release_on_behalf_of(holder)
+
+        streaming = [False, False]  # a stream began; the response ended
+        try:
+            with anyio.CancelScope() as lifetime:
+
+                async def watched(message: Message) -> None:
+                    if message["type"] == "http.response.start" and _is_stream(message):
+                        give_back()
+                        streaming[0] = True
+                        lifetime.deadline = anyio.current_time() + self.stream_lifetime_s
+                    elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                        streaming[1] = True
+                    await send(message)
+
+                await self.app(scope, receive, watched)
+            if lifetime.cancelled_caught and streaming[0] and not streaming[1]:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})  # a clean end
+        finally:
+            give_back()
+
+
+def _is_stream(start: Message) -> bool:
+    return any(name == b"content-type" and value.startswith(b"text/event-stream") for name, value in start["headers"])
+
+
+async def _busy(send: Send, client: str, limits: ClientLimits, waited_s: float) -> None:
+    body = json.dumps({
+        "error": "busy",
+        "error_description": f"client {client!r} already has {limits.max_concurrent} requests running and this one "
+        f"waited {waited_s:g} s for one of them to finish; retry later, or give the token more with "
+        "ragmcp token add --max-concurrent",
+    }).encode()  # fmt: skip
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+               (b"retry-after", b"1")]  # fmt: skip
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _too_many_requests(send: Send, client: str, limits: ClientLimits, wait_s: float) -> None:

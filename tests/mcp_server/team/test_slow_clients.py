@@ -150,3 +150,57 @@ def test_a_request_with_too_many_header_fields_is_refused(slow_server: tuple[Htt
     many = {f"X-Field-{n}": "1" for n in range(150)}
     assert httpx.post(f"{server.url}/mcp", content=TOOLS_LIST, headers={**MCP_HEADERS, **many}).status_code == 431
     assert httpx.get(f"{server.url}/healthz").status_code == 200
+
+
+STREAM_LIFETIME_S = 2.0
+QUEUE_TIMEOUT_S = 1.5
+
+
+@pytest.fixture(scope="module")
+def stream_server(teams_settings: Settings, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HttpServer, str]]:
+    root = tmp_path_factory.mktemp("streams")
+    tokens_file = root / "tokens.json"
+    token = add_client(tokens_file, "listener", Grant(corpora=("teama",)), ClientLimits(max_concurrent=1))
+    settings = teams_settings.model_copy(update={
+        "tokens_file": tokens_file, "audit_log": root / "audit.jsonl", "http_stream_lifetime_s": STREAM_LIFETIME_S,
+        "call_timeout_s": QUEUE_TIMEOUT_S, "http_body_timeout_s": 10.0,
+    })  # fmt: skip
+    running = HttpServer(settings, root / "stderr.log")
+    yield running, token
+    assert running.stop() in (0, -signal.SIGTERM), running.log.read_text()
+
+
+@pytest.mark.slow
+def test_a_listening_stream_holds_no_call_slot_and_ends_after_its_lifetime(
+    stream_server: tuple[HttpServer, str],
+) -> None:
+    server, token = stream_server
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
+    with httpx.Client(timeout=30) as client:
+        started = time.monotonic()
+        with client.stream("GET", f"{server.url}/mcp", headers={**headers, "Accept": "text/event-stream"}) as stream:
+            assert stream.status_code == 200 and stream.headers["content-type"].startswith("text/event-stream")
+            call = httpx.post(f"{server.url}/mcp", content=TOOLS_LIST, headers=headers, timeout=30)
+            assert call.status_code == 200 and "hybrid_search" in call.text  # the client's only slot is free
+            for _ in stream.iter_bytes():
+                pass
+        lasted = time.monotonic() - started
+    assert STREAM_LIFETIME_S - 0.5 <= lasted < STREAM_LIFETIME_S + 3
+
+
+@pytest.mark.slow
+def test_a_request_waiting_for_its_clients_slot_too_long_gets_a_clear_503(stream_server: tuple[HttpServer, str]) -> None:
+    server, token = stream_server
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
+    stalled = socket.create_connection(("127.0.0.1", server.port))
+    head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    stalled.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}Content-Length: 100000\r\n\r\n".encode())
+    stalled.sendall(TOOLS_LIST[:10])  # holds the client's only slot until its body deadline (10 s)
+    time.sleep(0.5)
+    started = time.monotonic()
+    answer = httpx.post(f"{server.url}/mcp", content=TOOLS_LIST, headers=headers, timeout=30)
+    waited = time.monotonic() - started
+    stalled.close()
+    assert answer.status_code == 503 and QUEUE_TIMEOUT_S - 0.2 <= waited < QUEUE_TIMEOUT_S + 2
+    assert "already has 1 requests running" in answer.json()["error_description"]
+    assert "--max-concurrent" in answer.json()["error_description"]
