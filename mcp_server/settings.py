@@ -130,7 +130,13 @@ class Settings(BaseSettings):
     sql_timeout_s: float = Field(default=5.0, gt=0, le=300)
     sql_max_concurrent: int = Field(
         default=2, ge=1, le=64,
-        description="SQL statements running at once per process (each in a worker process), besides the other calls.",
+        description="SQL statements running at once per process (each in a worker process), besides the other calls; "
+        "on a team server one team holds all but one of them while another team waits.",
+    )  # fmt: skip
+    sql_memory_mb: int = Field(
+        default=256, ge=16, le=65_536,
+        description="Memory one SQL statement may use (SQLite's heap, its sorts and temporary tables included: they "
+        "stay in memory, never on disk); past it the statement is stopped with a tool error.",
     )  # fmt: skip
 
     max_result_chars: int = Field(

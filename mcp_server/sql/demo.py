@@ -256,4 +256,5 @@ def open_database(settings: Settings) -> ReadOnlyDatabase | None:
         max_rows=settings.sql_max_rows,
         timeout_s=settings.sql_timeout_s,
         max_result_chars=settings.max_result_chars,
+        memory_mb=settings.sql_memory_mb,
     )

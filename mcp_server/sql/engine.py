@@ -68,6 +68,7 @@ class Statement(TypedDict):
     timeout_s: float
     max_value_chars: int
     max_result_chars: int
+    memory_mb: int
 
 
 class Rows(TypedDict):
@@ -113,7 +114,7 @@ def run_statement(path: Path, statement: Statement) -> Rows:
 
     :raises RetrievalError: the statement was refused, timed out or failed (the message says what to do).
     """
-    guard = Guard(statement["timeout_s"])
+    guard = Guard(statement["timeout_s"], statement["memory_mb"])
     connection = open_connection(path, guard)
     try:
         cursor = connection.execute(statement["sql"], statement["params"])
@@ -130,8 +131,9 @@ def run_statement(path: Path, statement: Statement) -> Rows:
 class Guard:
     """Per-connection state of the authorizer and the deadline, and error translation."""
 
-    def __init__(self, timeout_s: float) -> None:
+    def __init__(self, timeout_s: float, memory_mb: int = 256) -> None:
         self.timeout_s = timeout_s
+        self.memory_mb = memory_mb
         self.deadline = time.monotonic() + timeout_s
         self.timed_out = False
         self.denied: list[str] = []  # messages for the caller, first denial first
@@ -173,6 +175,12 @@ class Guard:
             return ReadOnlyViolationError(
                 f"Refused by SQLite ({message}). This database is read-only: send a single SELECT that only reads."
             )
+        if "out of memory" in message:
+            return InvalidQueryError(
+                f"The query needs more than the {self.memory_mb} MB of memory a statement may use "
+                "(RAGMCP_SQL_MEMORY_MB). Aggregate less at once: add a LIMIT, narrow the WHERE clause, or "
+                "group the rows before building large values."
+            )
         if "too big" in message:
             return InvalidQueryError(
                 f"A value in this query would exceed {MAX_VALUE_BYTES:,} bytes ({message}). "
@@ -192,6 +200,15 @@ def timeout_error(timeout_s: float) -> QueryTimeoutError:
     )
 
 
+def limit_heap(memory_mb: int) -> None:
+    """Bound SQLite's heap in this whole process (only ever called in a SQL worker process)."""
+    connection = sqlite3.connect(":memory:")
+    try:
+        connection.execute(f"PRAGMA hard_heap_limit = {memory_mb * 1_048_576}")
+    finally:
+        connection.close()
+
+
 def open_connection(path: Path, guard: Guard) -> sqlite3.Connection:
     """A read-only connection to ``path`` with the limits, the authorizer and the deadline of ``guard``."""
     connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, isolation_level=None, timeout=guard.timeout_s)
@@ -200,6 +217,8 @@ def open_connection(path: Path, guard: Guard) -> sqlite3.Connection:
         for category, limit in _LIMITS.items():
             connection.setlimit(category, limit)
         connection.execute("PRAGMA query_only = ON")
+        # Sorts and temporary tables in memory, never on disk: the worker's heap limit bounds them too.
+        connection.execute("PRAGMA temp_store = MEMORY")
         connection.execute(_WARM_UP_SQL).fetchall()
         connection.set_authorizer(guard.authorize)
         connection.set_progress_handler(guard.expired, PROGRESS_STEPS)

@@ -110,7 +110,8 @@ class ReadOnlyDatabase:
 
     ``max_rows`` is both the default and the ceiling of the per-call ``max_rows``.
     ``max_result_chars`` caps the cell text of one result (rows beyond it are cut).
-    ``name`` (default: the file stem) appears in citation ids.
+    ``name`` (default: the file stem) appears in citation ids. ``memory_mb`` bounds SQLite's heap
+    for one statement, its sorts and temporary tables included (they never go to disk).
     """
 
     def __init__(
@@ -122,6 +123,7 @@ class ReadOnlyDatabase:
         timeout_s: float = 5.0,
         max_value_chars: int = 2000,
         max_result_chars: int = MAX_RESULT_CHARS,
+        memory_mb: int = 256,
     ) -> None:
         self.path = Path(path).resolve()
         self.name = name if name is not None else self.path.stem
@@ -133,6 +135,7 @@ class ReadOnlyDatabase:
         self.timeout_s = timeout_s
         self.max_value_chars = max_value_chars
         self.max_result_chars = max_result_chars
+        self.memory_mb = memory_mb
         self._require_file()
         self._sandbox = SqlSandbox(self.path)
 
@@ -163,6 +166,7 @@ class ReadOnlyDatabase:
                 timeout_s=self.timeout_s,
                 max_value_chars=self.max_value_chars,
                 max_result_chars=self.max_result_chars,
+                memory_mb=self.memory_mb,
             )
         )
         return SqlResult(

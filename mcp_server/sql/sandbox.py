@@ -34,7 +34,7 @@ from typing import IO, Any
 
 from mcp_server.errors import InvalidQueryError, NotFoundError, QueryTimeoutError, ReadOnlyViolationError
 from mcp_server.errors import RetrievalError
-from mcp_server.sql.engine import Rows, Statement, run_statement, timeout_error
+from mcp_server.sql.engine import Rows, Statement, limit_heap, run_statement, timeout_error
 
 KILL_GRACE_S = 0.5
 """Seconds past a statement's deadline before its worker is killed (its progress handler usually stops it first)."""
@@ -42,6 +42,8 @@ START_TIMEOUT_S = 30.0
 """Longest a new worker process may take to start."""
 NICENESS = 10
 """CPU priority of the workers (POSIX): under load, searches and the server itself run first."""
+WORKER_BASE_MB = 512
+"""Address space a worker needs besides its statement's memory (the interpreter, SQLite, the pipes)."""
 MAX_IDLE_WORKERS = 8
 """Idle workers kept for reuse; more are stopped when they finish."""
 _READY = b"ready\n"
@@ -155,9 +157,27 @@ class _Worker:
 
 def _stopped() -> RetrievalError:
     return RetrievalError(
-        "The SQL worker process stopped before it answered (it may have run out of memory); "
-        "simplify the query and retry."
+        "The SQL worker process stopped before it answered (it may have run out of memory, see "
+        "RAGMCP_SQL_MEMORY_MB); simplify the query and retry."
     )
+
+
+def _over_memory(memory_mb: int) -> str:
+    return (
+        f"The query needs more than the {memory_mb} MB of memory a statement may use (RAGMCP_SQL_MEMORY_MB). "
+        "Aggregate less at once: add a LIMIT or narrow the WHERE clause."
+    )
+
+
+def _cap_memory(memory_mb: int) -> None:
+    """The worker's address space: the statement's SQLite heap and as much again for Python and the libraries."""
+    try:
+        import resource
+    except ImportError:  # Windows: SQLite's own heap limit still applies
+        return
+    limit = (2 * memory_mb + WORKER_BASE_MB) * 1_048_576
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (limit if hard == resource.RLIM_INFINITY else min(limit, hard), hard))
 
 
 def _stop_all(workers: list[_Worker]) -> None:
@@ -175,10 +195,14 @@ def _serve(path: Path) -> None:
     out.flush()
     for line in sys.stdin.buffer:
         statement: Statement = json.loads(line)
+        _cap_memory(statement["memory_mb"])
+        limit_heap(statement["memory_mb"])
         try:
             reply: dict[str, Any] = {"rows": run_statement(path, statement)}
         except RetrievalError as e:
             reply = {"error": type(e).__name__, "message": str(e)}
+        except MemoryError:  # Python's side (rows, values) over the worker's ceiling: an answer, not a traceback
+            reply = {"error": "InvalidQueryError", "message": _over_memory(statement["memory_mb"])}
         out.write(json.dumps(reply).encode("utf-8") + b"\n")
         out.flush()
 

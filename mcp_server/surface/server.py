@@ -33,7 +33,7 @@ rather than a validation dump.
 import json
 import threading
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Hashable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Annotated, Any, Literal, TypeVar
@@ -61,6 +61,7 @@ from mcp_server.settings import Settings
 from mcp_server.surface import descriptions as text
 from mcp_server.surface.arguments import ArgumentCheck
 from mcp_server.surface.call_notes import note_error
+from mcp_server.surface.fair_slots import FairSlots
 from mcp_server.surface.listing import DocumentListing
 from mcp_server.surface.rendering import render_document, render_search, render_sql
 from mcp_server.surface.tools import NO_DATABASE, DocumentResult, SearchResult, ToolBackend
@@ -193,43 +194,43 @@ class CallRunner:
     """
 
     def __init__(self, settings: Settings) -> None:
-        self._slots = {
-            "tools": threading.BoundedSemaphore(settings.max_concurrent_calls),
-            "sql": threading.BoundedSemaphore(settings.sql_max_concurrent),
-        }
+        self._slots = {"tools": FairSlots(settings.max_concurrent_calls), "sql": FairSlots(settings.sql_max_concurrent)}
         self._timeout_s = settings.call_timeout_s
 
-    async def run(self, work: Callable[[], R], slots: Slots = "tools") -> R:
-        """``work()`` on a worker thread, once one of ``slots`` is free; CallTimeoutError past the time limit."""
+    async def run(self, work: Callable[[], R], slots: Slots = "tools", tenant: Hashable = None) -> R:
+        """``work()`` on a worker thread, once one of ``slots`` is free for ``tenant`` (the grant's corpora: see
+        :mod:`mcp_server.surface.fair_slots`); CallTimeoutError past the time limit."""
         deadline = time.monotonic() + self._timeout_s
         gave_up = threading.Event()
         with anyio.move_on_after(self._timeout_s):
             return await anyio.to_thread.run_sync(
-                self._in_slot, work, self._slots[slots], deadline, gave_up, abandon_on_cancel=True
+                self._in_slot, work, self._slots[slots], tenant, deadline, gave_up, abandon_on_cancel=True
             )
         gave_up.set()
         raise _call_timeout(self._timeout_s) from None
 
     def _in_slot(
-        self, work: Callable[[], R], slots: threading.BoundedSemaphore, deadline: float, gave_up: threading.Event
+        self, work: Callable[[], R], slots: FairSlots, tenant: Hashable, deadline: float, gave_up: threading.Event
     ) -> R:
         """On the worker thread: wait for a slot until ``deadline``, run ``work`` in it, free it when it ends."""
-        if not slots.acquire(timeout=max(0.0, deadline - time.monotonic())):
+        if not slots.acquire(tenant, max(0.0, deadline - time.monotonic())):
             raise _call_timeout(self._timeout_s)
         try:
             if gave_up.is_set():  # the slot came just as the caller stopped waiting
                 raise _call_timeout(self._timeout_s)
             return work()
         finally:
-            slots.release()
+            slots.release(tenant)
 
-    async def result(self, work: Callable[[], R], render: Callable[[R], str], slots: Slots = "tools") -> CallToolResult:
+    async def result(
+        self, work: Callable[[], R], render: Callable[[R], str], slots: Slots = "tools", tenant: Hashable = None
+    ) -> CallToolResult:
         """The tool result: ``work()``'s model as structured content and its text rendering.
 
         A library error becomes a tool error carrying its message, which says what to do instead.
         """
         try:
-            value = await self.run(work, slots)
+            value = await self.run(work, slots, tenant)
         except RetrievalError as e:
             note_error(type(e).__name__)
             raise ToolError(_message(e)) from e
@@ -250,6 +251,11 @@ class _Surface:
     scope: Collection[str] | None
     numbers: dict[str, Any]
     arguments: ArgumentCheck
+
+    @property
+    def tenant(self) -> Hashable:
+        """Whose calls these are, for sharing the call slots fairly: one grant's corpora (None: everything)."""
+        return frozenset(self.scope) if self.scope is not None else None
 
     def add_tool(self, function: Callable[..., Any], name: str, title: str, description: str) -> None:
         """Publish ``function`` as the read-only tool ``name``, its arguments checked before each call."""
@@ -307,7 +313,7 @@ def _add_search_tool(surface: _Surface, mode: RetrieverName) -> None:
         filters: Annotated[SearchFilters | None, Field(description=text.FILTERS)] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         work = partial(tools.search, query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
-        return await calls.result(work, render_search)
+        return await calls.result(work, render_search, tenant=surface.tenant)
 
     surface.add_tool(
         search, f"{mode}_search", text.SEARCH_TITLES[mode], text.SEARCH_DESCRIPTIONS[mode].format(**numbers)
@@ -325,13 +331,14 @@ def _add_document_tool(surface: _Surface) -> None:
         window: Annotated[int, _field(text.WINDOW, minimum=0)] = 1,
     ) -> Annotated[CallToolResult, DocumentResult]:
         work = partial(tools.get_document, doc_id, corpus=corpus, chunk=chunk, window=window, scope=scope)
-        return await calls.result(work, render_document)
+        return await calls.result(work, render_document, tenant=surface.tenant)
 
     surface.add_tool(get_document, "get_document", "Read a document", text.GET_DOCUMENT.format(**surface.numbers))
 
 
 def _add_sql_tool(surface: _Surface) -> None:
     tools, calls, numbers = surface.tools, surface.calls, surface.numbers
+    tenant = surface.tenant
     max_rows_field = _field(text.MAX_ROWS.format(**numbers), minimum=1, maximum=numbers["max_rows"])
 
     async def sql_query(
@@ -339,7 +346,8 @@ def _add_sql_tool(surface: _Surface) -> None:
         params: Annotated[list[str | int | float | bool | None] | None, Field(description=text.PARAMS)] = None,
         max_rows: Annotated[int | None, max_rows_field] = None,
     ) -> Annotated[CallToolResult, SqlResult]:
-        return await calls.result(partial(tools.sql_query, sql, params, max_rows), render_sql, "sql")
+        work = partial(tools.sql_query, sql, params, max_rows)
+        return await calls.result(work, render_sql, "sql", tenant)
 
     database = tools.database
     assert database is not None, "sql_query is published only with a database"

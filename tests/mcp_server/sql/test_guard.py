@@ -502,7 +502,7 @@ def test_connection_refuses_writes_without_statement_check_or_authorizer(
     monkeypatch.setattr(engine.Guard, "authorize", lambda self, *args: sqlite3.SQLITE_OK)
     unchecked = engine.Statement(
         sql=statement.replace("{tmp}", str(tmp_path)), params=[], max_rows=CAP, timeout_s=TIMEOUT_S,
-        max_value_chars=100, max_result_chars=1000,
+        max_value_chars=100, max_result_chars=1000, memory_mb=64,
     )  # fmt: skip
     with pytest.raises(error, match=phrase):
         engine.run_statement(db_path, unchecked)  # in this process, where the authorizer is switched off

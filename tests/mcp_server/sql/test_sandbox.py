@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_server.errors import QueryTimeoutError
+from mcp_server.errors import InvalidQueryError, QueryTimeoutError
 from mcp_server.sql.guard import ReadOnlyDatabase
 from tests.helpers import demo_row_counts
 
@@ -68,3 +68,24 @@ def test_cpu_heavy_statement_ends_at_its_deadline_and_its_work_stops(
     employees = demo_row_counts()["employees"]
     assert database.query("SELECT count(*) FROM employees").rows == [[employees]]  # and the next query runs
 
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "sql",
+    [
+        pytest.param("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 400000) "
+                     "SELECT length(json_group_array(hex(zeroblob(500)) || x)) FROM c", id="json-group-array"),
+        pytest.param("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) "
+                     "SELECT x, hex(zeroblob(100)) AS pad FROM c ORDER BY pad, x DESC", id="sort-to-temp"),
+    ],
+)  # fmt: skip
+def test_a_memory_hungry_statement_is_stopped_with_a_clear_error(company_db: Path, sql: str) -> None:
+    database = ReadOnlyDatabase(company_db, timeout_s=30, memory_mb=64)
+    try:
+        with pytest.raises(InvalidQueryError, match=r"needs more than the 64 MB of memory .*RAGMCP_SQL_MEMORY_MB"):
+            database.query(sql)
+        employees = demo_row_counts()["employees"]
+        assert database.query("SELECT count(*) FROM employees").rows == [[employees]]  # the worker lives on
+    finally:
+        database.close()
