@@ -7,7 +7,7 @@ returns them, the CLI prints them, and the MCP surface publishes their JSON sche
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -112,13 +112,21 @@ class Hit(PublishedModel):
     citation: Citation
 
 
+MAX_FILTER_TAGS = 20
+"""The most tags one search may filter by (a document keeps at most 100)."""
+MAX_FILTER_CHARS = 200
+
+
 class SearchFilters(BaseModel):
     """Conditions on document metadata; every condition given must hold. Unknown keys are refused."""
 
     model_config = ConfigDict(extra="forbid")
 
     category: str | None = Field(default=None, description="Exact document category.")
-    tags: list[str] = Field(default_factory=list, description="The document must carry all of these tags.")
+    tags: list[Annotated[str, Field(max_length=MAX_FILTER_CHARS)]] = Field(
+        default_factory=list, max_length=MAX_FILTER_TAGS,
+        description=f"The document must carry all of these tags (at most {MAX_FILTER_TAGS}).",
+    )  # fmt: skip
     date_from: date | None = Field(default=None, description="Document date on or after this day.")
     date_to: date | None = Field(default=None, description="Document date on or before this day.")
     source_prefix: str | None = Field(

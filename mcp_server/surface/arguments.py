@@ -83,6 +83,10 @@ def _describe(error: Any, annotation: Any, arguments: dict[str, Any]) -> str:
     name = str(loc[0])
     if error["type"] == "missing":
         return f"{name}: missing; expected {expected(annotation)}"
+    where = ".".join(str(part) for part in loc)
+    if error["type"] == "too_long":  # a list or a text over its documented maximum
+        unit = "items" if error["ctx"].get("field_type") == "List" else "characters"
+        return f"{where}: at most {error['ctx']['max_length']} {unit}"
     model = _model_of(annotation)
     if model is not None and len(loc) > 1 and isinstance(loc[1], str):
         keys = ", ".join(model.model_fields)

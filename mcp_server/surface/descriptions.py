@@ -140,16 +140,25 @@ def instructions(corpora: list[str], database: str | None) -> str:
     return "\n".join(lines)
 
 
-RESEARCH_PROMPT = (
-    "Research this question using the retrieval tools, then answer it with citations.\n\n"
-    "Question: {question}\n\n"
-    "1. Decide what facts the answer needs; if it is general knowledge, answer directly.\n"
-    "2. Search for each fact (hybrid_search by default, keyword_search for exact codes or names, sql_query "
-    "for figures about records); read around promising hits with get_document.\n"
-    "3. Before answering, check that every fact is covered; search again for what is missing.\n"
-    "4. Answer concisely. End every factual sentence with its citation id in square brackets, e.g. "
-    "[handbook:hr/leave-policy#2]. Say plainly what the sources do not cover."
-)
+def research_prompt(question: str, *, searchable: bool, sql: bool) -> str:
+    """The research prompt for ``question``, naming only the tools this client has (searches, ``sql_query``)."""
+    if searchable:
+        tools = "hybrid_search by default, keyword_search for exact codes or names"
+        tools += ", sql_query for figures about records" if sql else ""
+        gather = f"2. Search for each fact ({tools}); read around promising hits with get_document.\n"
+    elif sql:
+        gather = "2. Query the database for each fact with sql_query.\n"
+    else:
+        gather = "2. This client may read no corpus and no database here: say so, and answer only general knowledge.\n"
+    return (
+        "Research this question using the retrieval tools, then answer it with citations.\n\n"
+        f"Question: {question}\n\n"
+        "1. Decide what facts the answer needs; if it is general knowledge, answer directly.\n"
+        f"{gather}"
+        "3. Before answering, check that every fact is covered; look again for what is missing.\n"
+        "4. Answer concisely. End every factual sentence with its citation id in square brackets, e.g. "
+        f"[{'corpus:doc_id#chunk' if searchable else 'sql:database:hash'}]. Say plainly what the sources do not cover."
+    )
 
 
 def limits(settings: Settings) -> dict[str, int | float]:

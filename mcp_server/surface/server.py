@@ -113,7 +113,7 @@ def build_server(
     if sql:
         _add_sql_tool(surface)
     _add_resources(surface, sql)
-    _add_prompt(server)
+    _add_prompt(server, searchable=bool(corpora), sql=sql)
     return server
 
 
@@ -395,11 +395,11 @@ def _add_resources(surface: _Surface, sql: bool) -> None:
             return render_document(document)
 
 
-def _add_prompt(server: MCPServer) -> None:
+def _add_prompt(server: MCPServer, *, searchable: bool, sql: bool) -> None:
     @server.prompt(
         name="research",
         title="Research a question with citations",
-        description="Answer a question from the corpora and the database, citing every fact.",
+        description="Answer a question from the knowledge this client may read, citing every fact.",
     )
     def research(question: str) -> str:
-        return text.RESEARCH_PROMPT.format(question=question)
+        return text.research_prompt(question, searchable=searchable, sql=sql)

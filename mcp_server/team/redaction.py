@@ -3,14 +3,15 @@
 :class:`RedactSecrets` is a logging filter on every handler of the HTTP server (see
 ``http_app._stderr_logging``): it drops the query string from uvicorn's access-log lines
 (a client may put a token in the URL, as ``?access_token=...``), and masks anything shaped
-like a token (``rmcp_...``) or a bearer value in any record. The audit log masks its call
-arguments with :func:`redact` too.
+like a token (``rmcp_...``) or a bearer value in any record - percent-encoded ones too
+(``/%72mcp_...``). The audit log masks its call arguments with :func:`redact` too.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+from urllib.parse import unquote
 
 from mcp_server.team.tokens import TOKEN_PREFIX
 
@@ -21,8 +22,24 @@ ACCESS_LOGGER = "uvicorn.access"
 
 
 def redact(text: str) -> str:
-    """``text`` with everything shaped like a secret replaced by :data:`REDACTED`."""
-    return SECRET_SHAPES.sub(REDACTED, text)
+    """``text`` with everything shaped like a secret replaced by :data:`REDACTED` (once percent-decoded, if a
+    secret hides behind percent-encoding)."""
+    decoded = _decoded(text)
+    return SECRET_SHAPES.sub(REDACTED, decoded if SECRET_SHAPES.search(decoded) else text)
+
+
+def has_secret(text: str) -> bool:
+    return SECRET_SHAPES.search(_decoded(text)) is not None
+
+
+def _decoded(text: str) -> str:
+    """``text`` percent-decoded until nothing changes (at most three times: ``%2572`` is ``%72`` is ``r``)."""
+    for _ in range(3):
+        decoded = unquote(text)
+        if decoded == text:
+            break
+        text = decoded
+    return text
 
 
 class RedactSecrets(logging.Filter):
@@ -34,6 +51,6 @@ class RedactSecrets(logging.Filter):
             if isinstance(path, str) and "?" in path:
                 record.args = (address, method, f"{path.partition('?')[0]}?{REDACTED}", version, status)
         message = record.getMessage()
-        if SECRET_SHAPES.search(message):
+        if has_secret(message):
             record.msg, record.args = redact(message), None
         return True

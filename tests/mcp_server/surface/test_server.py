@@ -172,6 +172,8 @@ BAD_CALLS = [
     pytest.param("hybrid_search", {"query": "x", "filters": {"tagz": ["a"]}},
                  "filters: unknown key 'tagz'; the keys are category, tags, date_from, date_to, source_prefix",
                  id="unknown-filter"),
+    pytest.param("hybrid_search", {"query": "x", "filters": {"tags": [f"t{n}" for n in range(1_000)]}},
+                 "filters.tags: at most 20", id="1000-tags"),
     pytest.param("keyword_search", {"query": "x", "topk": 3},
                  "unknown argument 'topk'; this tool takes query, corpus, top_k, filters", id="unknown-argument"),
     pytest.param("vector_search", {"top_k": 3}, "query: missing; expected a string", id="missing-query"),

@@ -116,7 +116,7 @@ def test_a_revoked_token_is_refused_from_the_next_request_without_a_restart(team
 def test_healthz_answers_without_a_token_but_names_no_corpus_and_counts_nothing(team_server: TeamServer) -> None:
     health = httpx.get(f"{team_server.http.url}/healthz").json()
     assert health["status"] == "ok" and health["embedding_model"]
-    assert not {"corpora", "database", "documents", "chunks"} & set(health)
+    assert not {"corpora", "database", "documents", "chunks", "generation", "created"} & set(health)
     assert "teamb" not in json.dumps(health)
 
 
@@ -254,6 +254,9 @@ async def test_a_token_in_the_url_or_in_arguments_reaches_no_log(team_server: Te
     authorized = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
     assert httpx.post(url, json=TOOLS_LIST, headers=authorized).status_code == 200
     assert httpx.get(f"{team_server.http.url}/healthz?token={token}&x=1").status_code == 200
+    encoded = "%72" + token[1:]  # 'r' percent-encoded: the path still carries the token
+    assert httpx.get(f"{team_server.http.url}/{encoded}", headers=MCP_HEADERS).status_code == 404
+    assert httpx.get(f"{team_server.http.url}/%2572{token[1:]}", headers=MCP_HEADERS).status_code == 404
     async with connect(team_server, "url-token") as client:
         await client.call_tool("keyword_search", {"query": f"wombat {token} Bearer {token[5:]}"})
 
@@ -272,3 +275,13 @@ async def test_an_audit_record_holding_unicode_line_separators_is_one_line(team_
     records = [json.loads(line) for line in team_server.audit_log.read_text(encoding="utf-8").splitlines()]
     (mine,) = [record for record in records if record.get("arguments", {}).get("query") == query]
     assert mine["arguments"] == {"query": query, "top_k": 1} and mine["outcome"] == "ok"
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_the_research_prompt_names_only_the_tools_the_client_has(team_server: TeamServer) -> None:
+    async with connect(team_server, "team-a") as no_sql, connect(team_server, "team-b") as with_sql:
+        without = (await no_sql.get_prompt("research", {"question": "Who leads quokka?"})).messages[0].content
+        with_ = (await with_sql.get_prompt("research", {"question": "Who leads quokka?"})).messages[0].content
+    assert "sql_query" not in without.text and "hybrid_search" in without.text  # type: ignore[union-attr]
+    assert "sql_query" in with_.text  # type: ignore[union-attr]
