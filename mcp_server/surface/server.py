@@ -49,7 +49,8 @@ from mcp.server.context import (
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.subscriptions import SubscriptionBus
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from mcp_server import __version__
@@ -105,7 +106,9 @@ def build_server(
         title="Cited retrieval",
         version=__version__,
         instructions=text.instructions([c.name for c in corpora], database),
-        middleware=[*middleware, _Refusals(refusals), arguments, DocumentListing(tools, scope)],
+        middleware=[
+            *middleware, _Refusals(refusals), _GrantedSubscriptions(tools, scope), arguments, DocumentListing(tools, scope)
+        ],
         subscriptions=subscriptions,
     )
     surface = _Surface(server, tools, calls or CallRunner(settings), corpora, scope, numbers, arguments)
@@ -174,6 +177,29 @@ class _Refusals:
         if isinstance(name, str) and name in self.refusals:
             note_error("NotGranted")
             return CallToolResult(content=[TextContent(type="text", text=self.refusals[name])], is_error=True)
+        return await call_next(ctx)
+
+
+class _GrantedSubscriptions:
+    """Server middleware: ``subscriptions/listen`` to a document of a corpus the grant leaves out is refused
+    exactly as reading it is (the same error, the same message), never acknowledged."""
+
+    def __init__(self, tools: ToolBackend, scope: Collection[str] | None) -> None:
+        self.tools = tools
+        self.scope = scope
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method == "subscriptions/listen" and self.scope is not None:
+            notifications = (ctx.params or {}).get("notifications")
+            uris = notifications.get("resourceSubscriptions") if isinstance(notifications, dict) else None
+            for uri in uris if isinstance(uris, list) else []:
+                corpus, _, doc_id = str(uri).removeprefix("doc://").partition("/")
+                if str(uri).startswith("doc://") and corpus not in self.scope:
+                    try:
+                        self.tools.get_document(doc_id, corpus=corpus, chunk=None, window=0, scope=self.scope)
+                    except RetrievalError as e:
+                        note_error(type(e).__name__)
+                        raise MCPError(code=INVALID_PARAMS, message=_message(e), data={"uri": str(uri)}) from e
         return await call_next(ctx)
 
 

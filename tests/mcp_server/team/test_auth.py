@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import httpx2
@@ -285,3 +286,18 @@ async def test_the_research_prompt_names_only_the_tools_the_client_has(team_serv
         with_ = (await with_sql.get_prompt("research", {"question": "Who leads quokka?"})).messages[0].content
     assert "sql_query" not in without.text and "hybrid_search" in without.text  # type: ignore[union-attr]
     assert "sql_query" in with_.text  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_a_subscription_to_another_teams_document_is_refused_like_reading_it(team_server: TeamServer) -> None:
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {team_server.tokens['team-a']}",
+               "MCP-Protocol-Version": "2026-07-28"}  # fmt: skip
+
+    def post(method: str, params: dict[str, Any]) -> Any:
+        message = {"jsonrpc": "2.0", "id": 9, "method": method, "params": params}
+        return httpx.post(f"{team_server.http.url}/mcp", json=message, headers=headers, timeout=30).json()
+
+    for uri in ("doc://teamb/launch", "doc://nosuchteam/launch"):
+        read = post("resources/read", {"uri": uri})
+        listen = post("subscriptions/listen", {"notifications": {"resourceSubscriptions": [uri]}})
+        assert "error" in read and listen["error"] == read["error"], (read, listen)
