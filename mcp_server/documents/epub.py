@@ -18,6 +18,7 @@ from mcp_server.documents.html_text import HtmlToText
 from mcp_server.documents.limits import FileInput
 from mcp_server.documents.loaded import LoadedDocument, Structure, make_document
 from mcp_server.documents.sniff import decode_text
+from mcp_server.documents.xml_metadata import metadata_fields
 from mcp_server.documents.zipped import checked_zip
 from mcp_server.errors import IngestError
 
@@ -48,17 +49,11 @@ def load_epub(file: FileInput) -> LoadedDocument:
             texts = [_chapter_text(archive.read(name), file) for name in chapters]
     except (KeyError, ElementTree.ParseError, zipfile.BadZipFile, ValueError) as error:
         raise IngestError(f"{file.path} is not a readable {_KIND} file ({error}); check it or convert it.") from error
-    fields: dict[str, object] = {}
-    for key, path in (("title", "opf:metadata/dc:title"), ("date", "opf:metadata/dc:date")):
-        value = package.findtext(path, namespaces=_NS)
-        if value and value.strip():
-            fields[key] = value.strip()[:10] if key == "date" else value.strip()
-    subjects = [s.text.strip() for s in package.iterfind("opf:metadata/dc:subject", _NS) if s.text and s.text.strip()]
-    if subjects:
-        fields["tags"] = subjects
-    creator = package.findtext("opf:metadata/dc:creator", namespaces=_NS)
-    if creator and creator.strip():
-        fields["author"] = creator.strip()
+    paths = {
+        "title": "opf:metadata/dc:title", "date": "opf:metadata/dc:date", "tags": "opf:metadata/dc:subject",
+        "author": "opf:metadata/dc:creator",
+    }  # fmt: skip
+    fields = metadata_fields(package, paths, _NS)
     return make_document(file.path, "\n\n".join(text for text in texts if text), Structure(fields=fields))
 
 

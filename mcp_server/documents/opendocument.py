@@ -24,6 +24,7 @@ from mcp_server.documents.limits import FileInput
 from mcp_server.documents.loaded import LoadedDocument, Structure, make_document
 from mcp_server.documents.locations import PageMark
 from mcp_server.documents.tables import TableText
+from mcp_server.documents.xml_metadata import metadata_fields
 from mcp_server.documents.zipped import checked_zip
 from mcp_server.errors import IngestError
 
@@ -87,16 +88,8 @@ def _read(file: FileInput, kind: str) -> tuple[ElementTree.Element, dict[str, ob
             meta = ElementTree.fromstring(archive.read("meta.xml")) if "meta.xml" in names else None
     except (KeyError, ElementTree.ParseError, zipfile.BadZipFile, ValueError) as error:
         raise IngestError(f"{file.path} is not a readable {kind} file ({error}); open it and save it again.") from error
-    fields: dict[str, object] = {}
-    if meta is not None:
-        for key, path in (("title", "office:meta/dc:title"), ("date", "office:meta/dc:date")):
-            value = meta.findtext(path, namespaces=_NS)
-            if value and value.strip():
-                fields[key] = value.strip()[:10] if key == "date" else value.strip()
-        keywords = [k.text.strip() for k in meta.iterfind("office:meta/meta:keyword", _NS) if k.text and k.text.strip()]
-        if keywords:
-            fields["tags"] = keywords
-    return content, fields
+    paths = {"title": "office:meta/dc:title", "date": "office:meta/dc:date", "tags": "office:meta/meta:keyword"}
+    return content, metadata_fields(meta, paths, _NS) if meta is not None else {}
 
 
 def _inline(element: ElementTree.Element) -> str:

@@ -193,10 +193,13 @@ def _serve(path: Path) -> None:
     out = sys.stdout.buffer
     out.write(_READY)
     out.flush()
+    memory_mb = 0
     for line in sys.stdin.buffer:
         statement: Statement = json.loads(line)
-        _cap_memory(statement["memory_mb"])
-        limit_heap(statement["memory_mb"])
+        if statement["memory_mb"] != memory_mb:  # the same for every statement of a server: set once
+            memory_mb = statement["memory_mb"]
+            _cap_memory(memory_mb)
+            limit_heap(memory_mb)
         try:
             reply: dict[str, Any] = {"rows": run_statement(path, statement)}
         except RetrievalError as e:

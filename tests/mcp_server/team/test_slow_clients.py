@@ -48,6 +48,15 @@ def is_closed(connection: socket.socket) -> bool:
         return True
 
 
+def stalled_upload(server: HttpServer, headers: dict[str, str]) -> socket.socket:
+    """A connection that sends a request's headers and 10 bytes of its 100 kB body, then nothing."""
+    stalled = socket.create_connection(("127.0.0.1", server.port))
+    head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    stalled.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}Content-Length: 100000\r\n\r\n".encode())
+    stalled.sendall(TOOLS_LIST[:10])
+    return stalled
+
+
 @pytest.mark.slow
 def test_connections_sending_headers_slowly_are_closed_after_the_timeout(slow_server: tuple[HttpServer, str]) -> None:
     server, _ = slow_server
@@ -80,10 +89,7 @@ def test_connections_sending_headers_slowly_are_closed_after_the_timeout(slow_se
 def test_a_stalled_upload_is_cut_off_and_releases_its_clients_slot(slow_server: tuple[HttpServer, str]) -> None:
     server, token = slow_server
     headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
-    stalled = socket.create_connection(("127.0.0.1", server.port))
-    head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
-    stalled.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}Content-Length: 100000\r\n\r\n".encode())
-    stalled.sendall(TOOLS_LIST[:10])  # ... and nothing more: the request holds the client's only slot
+    stalled = stalled_upload(server, headers)  # ... and nothing more: the request holds the client's only slot
     time.sleep(0.5)
     started = time.monotonic()
     answer = httpx.post(f"{server.url}/mcp", content=TOOLS_LIST, headers=headers, timeout=BODY_TIMEOUT_S + 20)
@@ -192,10 +198,7 @@ def test_a_listening_stream_holds_no_call_slot_and_ends_after_its_lifetime(
 def test_a_request_waiting_for_its_clients_slot_too_long_gets_a_clear_503(stream_server: tuple[HttpServer, str]) -> None:
     server, token = stream_server
     headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
-    stalled = socket.create_connection(("127.0.0.1", server.port))
-    head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
-    stalled.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n{head}Content-Length: 100000\r\n\r\n".encode())
-    stalled.sendall(TOOLS_LIST[:10])  # holds the client's only slot until its body deadline (10 s)
+    stalled = stalled_upload(server, headers)  # holds the client's only slot until its body deadline (10 s)
     time.sleep(0.5)
     started = time.monotonic()
     answer = httpx.post(f"{server.url}/mcp", content=TOOLS_LIST, headers=headers, timeout=30)
