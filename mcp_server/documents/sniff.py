@@ -50,5 +50,6 @@ def check_has_words(text: str, path: Path) -> None:
     if _WORD_RE.search(text) is None:
         what = "no text" if not text.strip() else "no words (only digits, symbols or spaces)"
         raise IngestError(
-            f"{path} has {what} to index; add text to it, or for a scanned PDF, run OCR on it first."
+            f"{path} has {what} to index; add text to it (scanned pages are read by OCR unless RAGMCP_OCR=off: "
+            "these gave none)."
         )
