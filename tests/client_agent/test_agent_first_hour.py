@@ -43,3 +43,29 @@ def test_corpus_option_with_server_url_is_refused(tmp_path: Path) -> None:
         env=_env(tmp_path), capture_output=True, text=True, timeout=60,
     )
     assert result.returncode == 2 and "--corpus" in result.stderr and "RAGMCP_CORPORA" in result.stderr
+
+
+def test_a_refused_token_is_told_from_a_refused_connection(tmp_path: Path) -> None:
+    from mcp_server.settings import Settings
+    from tests.mcp_server.team.test_http import HttpServer
+
+    folder = tmp_path / "garden"
+    folder.mkdir()
+    write_doc(folder, "notes.md", "garden notes", "The greenhouse key hangs behind door 7.")
+    settings = Settings(data_dir=tmp_path / "data", corpora=[folder], tokens_file=tmp_path / "tokens.json")
+    env = {**_env(tmp_path), **settings.to_env()}
+    subprocess.run([sys.executable, "-m", "mcp_server", "token", "add", "gardener", "--corpora", "garden"],
+                   env=env, capture_output=True, check=True)
+    server = HttpServer(settings, tmp_path / "server.log")
+    try:
+        for token_args, said in ((["--token", "rmcp_wrong"], "was refused"), ([], "is missing")):
+            result = subprocess.run([*RAG_AGENT, "ask", "--server-url", f"{server.url}/mcp", *token_args, "key?"],
+                                    env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+            assert result.returncode == 1
+            assert "answered 401" in result.stderr and said in result.stderr and "RAG_AGENT_TOKEN" in result.stderr
+            assert "Could not connect" not in result.stderr
+    finally:
+        server.stop()
+    refused = subprocess.run([*RAG_AGENT, "ask", "--server-url", f"{server.url}/mcp", "--token", "x", "key?"],
+                             env=_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert "Could not connect" in refused.stderr and "401" not in refused.stderr
