@@ -58,12 +58,22 @@ class Options:
         self.max_retries: int = values["max_retries"]
         self.server_url: str | None = values["server_url"]
         self.token: str | None = values["token"]
+        self.corpora: tuple[Path, ...] = values["corpora"]
+        if self.corpora and self.server_url:
+            raise click.UsageError("--corpus sets what a spawned server serves; a --server-url server serves its own "
+                                   "corpora (its RAGMCP_CORPORA).")
         self.trace: Path | None = values["trace"]
         self.as_json: bool = values["as_json"]
         self.quiet: bool = values["quiet"]
         self.budgets = Budgets(max_steps=values["max_steps"], max_tool_calls=values["max_tool_calls"],
                                max_tokens=values["token_budget"])
         self._announced = False
+
+    def server_env(self) -> dict[str, str] | None:
+        """The spawned server's environment: this one, with RAGMCP_CORPORA set to the --corpus folders."""
+        if not self.corpora:
+            return None
+        return {**os.environ, "RAGMCP_CORPORA": os.pathsep.join(str(folder) for folder in self.corpora)}
 
     def progress(self, message: str) -> None:
         if not self.quiet:
@@ -133,6 +143,10 @@ def shared_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--server-url", envvar="RAG_AGENT_SERVER_URL",
                      help="A shared ragmcp HTTP server, e.g. http://host:8765/mcp (default: spawn one over stdio)."),
         click.option("--token", envvar="RAG_AGENT_TOKEN", help="Bearer token for --server-url."),
+        click.option("--corpus", "corpora", multiple=True,
+                     type=click.Path(exists=True, file_okay=False, resolve_path=True, path_type=Path),
+                     help="A folder of your documents for the spawned server to index and serve (repeatable; "
+                          "default: RAGMCP_CORPORA, else the bundled demo corpora). Not with --server-url."),
         click.option("--max-steps", type=click.IntRange(1, 50), default=8, show_default=True),
         click.option("--max-tool-calls", type=click.IntRange(1, 200), default=12, show_default=True),
         click.option("--token-budget", type=click.IntRange(1_000, 10_000_000), default=100_000, show_default=True,
@@ -246,7 +260,7 @@ async def _answer(server: ToolServer, options: Options, question: str, history: 
 
 def _run_with_server(options: Options, session: Callable[[ToolServer], Awaitable[None]]) -> None:
     async def main_task() -> None:
-        async with connect(options.server_url, options.token) as server:
+        async with connect(options.server_url, options.token, options.server_env()) as server:
             await session(server)
 
     try:

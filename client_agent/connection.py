@@ -17,7 +17,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -123,6 +123,7 @@ async def connect(
     that cannot be connected to raises :class:`ServerConnectionError`.
     """
     opened = False
+    refused: list[int] = []  # the 401/403 answers the server gave, which the SDK's error does not carry
     try:
         async with AsyncExitStack() as stack:
             if server_url is None:
@@ -134,6 +135,7 @@ async def connect(
             else:
                 headers = {"Authorization": f"Bearer {token}"} if token else None
                 http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+                http.event_hooks["response"].append(_record_refusal(refused))
                 transport = streamable_http_client(server_url, http_client=http)
             client = await stack.enter_async_context(Client(transport))
             server = await ToolServer.open(client)
@@ -142,7 +144,27 @@ async def connect(
     except Exception as exc:
         if opened or server_url is None:
             raise
+        if refused:
+            raise ServerConnectionError(token_problem(server_url, refused[0], token)) from exc
         raise ServerConnectionError(connection_problem(server_url, exc)) from exc
+
+
+def _record_refusal(refused: list[int]) -> Callable[[Any], Awaitable[None]]:
+    """A response hook for the SDK's HTTP client (its own httpx fork) noting each 401/403."""
+    async def record(response: Any) -> None:
+        if response.status_code in (401, 403):
+            refused.append(response.status_code)
+    return record
+
+
+def token_problem(url: str, status: int, token: str | None) -> str:
+    """The server at ``url`` answered but refused the token (401) or what it grants (403)."""
+    if status == 403:
+        return (f"The retrieval server at {url} answered 403: the token (--token or RAG_AGENT_TOKEN) is not allowed "
+                "this request; ask its operator for a grant (`ragmcp token add NAME --corpora ...`).")
+    given = "was refused (unknown or revoked)" if token else "is missing"
+    return (f"The retrieval server at {url} answered 401: the bearer token {given}. "
+            "Set --token or RAG_AGENT_TOKEN to a token from `ragmcp token add`.")
 
 
 def connection_problem(url: str, exc: BaseException) -> str:
@@ -155,8 +177,6 @@ def connection_problem(url: str, exc: BaseException) -> str:
     if not path.endswith("/mcp"):
         fixed = urlunsplit(urlsplit(url)._replace(path=f"{path}/mcp", query="", fragment=""))
         message += f" ragmcp serves MCP at the path /mcp: try --server-url {fixed}"
-    elif "401" in reason or "403" in reason:
-        message += " The server wants a bearer token: set --token or RAG_AGENT_TOKEN."
     else:
         message += " Is `ragmcp serve --transport http` running there?"
     return message

@@ -104,8 +104,8 @@ def ingest_command(settings: Settings, targets: tuple[str, ...], rebuild: bool, 
 
     TARGETS are corpus folders or names of known corpora; with none, every configured
     corpus (RAGMCP_CORPORA, default: the bundled demo corpora) is brought up to date.
-    Unchanged documents cost nothing. Only configured corpora are served, and --rebuild
-    keeps only those. A database built from sources (the demo database, or a folder in
+    Unchanged documents cost nothing. Only configured corpora are served; --rebuild
+    starts a fresh index that keeps every indexed corpus (only `ragmcp corpus remove` drops one). A database built from sources (the demo database, or a folder in
     RAGMCP_DATABASE) is rebuilt when they changed. Another ingestion running on the data
     dir is waited for. A file that cannot be indexed is skipped with a line saying why;
     the rest is indexed.

@@ -292,9 +292,12 @@ class Settings(BaseSettings):
             return "none"
         return value
 
-    @field_validator("data_dir", "database", "tokens_file", "audit_log", mode="after")
+    @field_validator("data_dir", "corpora", "database", "tokens_file", "audit_log", mode="after")
     @classmethod
     def _expand(cls, value: Any) -> Any:
+        """``~`` in every path setting means the home folder (a host config's env is not run by a shell)."""
+        if isinstance(value, list):
+            return [p.expanduser() if isinstance(p, Path) else p for p in value]
         return value.expanduser() if isinstance(value, Path) else value
 
     @model_validator(mode="after")

@@ -16,7 +16,8 @@ One ingestion runs at a time per data dir (a file lock); another one (a second s
 starting, ``ragmcp ingest``) waits for it, and meanwhile can read how far it is
 (:mod:`mcp_server.indexing.build_status`). Without targets, ingestion brings the
 configured corpora up to date; other corpora in the index are left as they are (never
-served), and ``rebuild`` (a fresh index) drops them. :func:`remove_corpora` deletes corpora.
+served). ``rebuild`` starts a fresh index that still holds every indexed corpus (re-read from
+its folder); only :func:`remove_corpora` deletes corpora.
 """
 
 from __future__ import annotations
@@ -231,6 +232,13 @@ def resolve_targets(settings: Settings, targets: Sequence[str], known: dict[str,
     return list(configs.values())
 
 
+def _kept_corpora(configs: Sequence[CorpusConfig], known: dict[str, Path]) -> list[CorpusConfig]:
+    """The indexed corpora a rebuild was not asked about, re-read from their folders so the fresh
+    index keeps them."""
+    named = {cfg.name for cfg in configs}
+    return [load_corpus_config(root) for name, root in sorted(known.items()) if name not in named and root.is_dir()]
+
+
 def ingest(
     settings: Settings,
     targets: Sequence[str] = (),
@@ -376,6 +384,8 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
             current = current_manifest = None
 
     configs = resolve_targets(settings, targets, known)
+    if rebuild:  # a fresh index still holds every corpus it held: only `ragmcp corpus remove` drops one
+        configs += _kept_corpora(configs, known)
     fingerprints = FingerprintCache(settings.fingerprint_cache_path)
     try:
         plans = [

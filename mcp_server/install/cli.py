@@ -70,10 +70,10 @@ def install(
             verb = "replaced" if written.replaced else "added"
             kept = f" (previous version kept as {written.backup})" if written.backup else ""
             _say(f"{verb} server {name!r} in {target}{kept}")
-    _explain(host, name, launch, settings, in_user_file=config_path is None)
+    _explain(host, name, launch, settings, in_user_file=config_path is None, written=not print_only)
 
 
-def _explain(host: Host, name: str, launch: Launch, settings: Settings, in_user_file: bool) -> None:
+def _explain(host: Host, name: str, launch: Launch, settings: Settings, in_user_file: bool, written: bool) -> None:
     """What the entry does and what to do next."""
     explicit_corpora = "corpora" in settings.model_fields_set
     if explicit_corpora:
@@ -90,4 +90,5 @@ def _explain(host: Host, name: str, launch: Launch, settings: Settings, in_user_
             "Claude Code rewrites ~/.claude.json while it runs: quit it before installing there, or add the server "
             f"with: claude mcp add-json --scope user {shlex.quote(name)} {shlex.quote(entry)}"
         )
-    _say(f"restart {host.title} to start the server")
+    _say(f"restart {host.title} to start the server" if written
+         else f"nothing was written: once the entry is in {host.title}'s config, restart {host.title}")

@@ -177,7 +177,9 @@ class LiveTools:
         """The served generation for one call; IndexBuildingError when what is asked is not indexed yet."""
         with self._hold() as held:
             configured = corpus is not None and any(c.name == corpus for c in self._configs)
-            if held is None or (configured and corpus not in held.indexed):
+            # Without a corpus: building while no configured corpus is served yet, whatever else the index holds.
+            none_served = corpus is None and not any(c.name in held.indexed for c in self._configs) if held else True
+            if held is None or (configured and corpus not in held.indexed) or none_served:
                 raise IndexBuildingError(self._building(corpus if held is not None else None))
             yield held.tools
 

@@ -148,6 +148,27 @@ def test_configured_folder_replaces_the_demo_in_an_indexed_data_dir(
     assert "notes: 3 added" in log and "published gen-" in log
 
 
+def test_search_during_the_build_says_so_when_the_data_dir_holds_another_index(
+    notes: Path, tmp_path: Path, serve: Any
+) -> None:
+    demo = corpus_folder(tmp_path, "demo", {"tour": "The demo tour covers the okapi enclosure."})
+    assert ragmcp(Settings(data_dir=tmp_path / "data", corpora=[demo], database="none"), "ingest").returncode == 0
+    settings = Settings(data_dir=tmp_path / "data", corpora=[notes], database="none")
+    held = _HeldBuild()
+    build = threading.Thread(target=lambda: ingest(settings, progress=held))
+    build.start()  # the user's own folder, still being built on a data dir that holds the demo's index
+    try:
+        assert held.embedding.wait(120)
+        server = serve(settings)
+        server.peer.initialize()
+        refused = server.call("hybrid_search", query="compost")
+        text = refused["content"][0]["text"]
+        assert refused["isError"] and "The index is being built" in text and "ragmcp ingest" not in text
+    finally:
+        held.release.set()
+        build.join(120)
+
+
 def test_three_servers_started_at_once_on_an_empty_data_dir_share_one_build(
     notes: Path, tmp_path: Path, serve: Any
 ) -> None:
