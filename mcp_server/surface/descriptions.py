@@ -75,6 +75,20 @@ GET_DOCUMENT = (
     "`next_chunk` then say where to read on.\n\n"
     'Example: {{"doc_id": "handbook:hr/leave-policy#2", "window": 1}}'
 )
+CHECK_ANSWER = (
+    "Check a draft answer's citations before you give it: does the text of each cited chunk support its sentence?\n\n"
+    "Use it on your draft once it is written, with every factual sentence ending in the citation ids of its "
+    "evidence in square brackets, exactly as the tools returned them. Each sentence comes back supported "
+    "(with the citation and the matching span of the cited chunk: page, lines, offsets), unsupported (a "
+    "number, code or key term of the sentence is missing from the cited text), uncited (a factual claim "
+    "with no citation), unknown_id (the id does not exist or is not readable here), or not_factual. Fix or "
+    "drop every sentence that fails, then answer. The check is lexical: it cannot see a wrong relation "
+    "between words that all occur in the cited text. It does not search; SQL citations count as unknown.\n\n"
+    'Example: {{"answer": "New staff get 20 days of annual leave [handbook:hr/leave-policy#2]."}}'
+).replace("{{", "{").replace("}}", "}")
+ANSWER = "The draft answer: sentences ending in their [citation ids], as the search tools returned them."
+QUESTION = "The question the answer is for (optional; echoed in the result)."
+
 DOC_ID = (
     "The document: a doc_id ('hr/leave-policy'), '<corpus>:<doc_id>', or a citation id from a hit "
     "('handbook:hr/leave-policy#2', which also selects that chunk)."
@@ -136,6 +150,8 @@ def instructions(corpora: list[str], database: str | None) -> str:
         "with other words instead of guessing.",
         "- Cite every factual sentence with the id of its evidence in square brackets, exactly as returned: "
         f"{', '.join(ids)}. Cite only ids these tools returned. If the evidence does not contain the answer, say so.",
+        *(["- Before answering, call check_answer on your draft and fix or drop every sentence it reports as "
+           "not supported."] if corpora else []),
     ]
     return "\n".join(lines)
 
@@ -148,7 +164,8 @@ RESEARCH_PROMPT = (
     "for figures about records); read around promising hits with get_document.\n"
     "3. Before answering, check that every fact is covered; search again for what is missing.\n"
     "4. Answer concisely. End every factual sentence with its citation id in square brackets, e.g. "
-    "[handbook:hr/leave-policy#2]. Say plainly what the sources do not cover."
+    "[handbook:hr/leave-policy#2]. Say plainly what the sources do not cover.\n"
+    "5. Call check_answer on the draft (where it is listed) and fix or drop what it reports as not supported."
 )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import date
 
 from mcp_server.models import Citation, SqlResult, describe_location
+from mcp_server.surface.answer_check import AnswerCheck
 from mcp_server.surface.tools import DocumentResult, SearchResult
 
 
@@ -83,3 +84,16 @@ def _provenance(citation: Citation) -> str:
 def _details(updated: date | None, url: str | None, *more: str) -> str:
     details = [d for d in (f"updated {updated}" if updated else "", url or "", *more) if d]
     return f" ({'; '.join(details)})" if details else ""
+
+
+def render_check(check: AnswerCheck) -> str:
+    """The verdict first, then one line per sentence: its status, why it fails or where its evidence is."""
+    lines = [check.verdict]
+    for number, sentence in enumerate(check.sentences, start=1):
+        line = f"{number}. {sentence.status}: {' '.join(sentence.text.split())}"
+        if sentence.reason:
+            line += f"\n   why: {sentence.reason}"
+        for span in sentence.evidence:
+            line += f"\n   evidence: [{span.citation.id}] {_provenance(span.citation)}: {' '.join(span.quote.split())!r}"
+        lines.append(line)
+    return "\n".join(lines)

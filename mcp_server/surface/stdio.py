@@ -51,6 +51,7 @@ from mcp_server.sql.demo import open_database
 from mcp_server.sql.guard import Params, ReadOnlyDatabase
 from mcp_server.surface.arguments import ArgumentCheck
 from mcp_server.surface.server import CallRunner, build_server, refresh_corpus_tools
+from mcp_server.surface.answer_check import AnswerCheck
 from mcp_server.surface.tools import DocumentResult, RetrievalTools, SearchResult, query_database
 
 logger = logging.getLogger(__name__)
@@ -138,6 +139,10 @@ class LiveTools:
 
     def sql_query(self, sql: str, params: Params, max_rows: int | None) -> SqlResult:
         return query_database(self._database, sql, params, max_rows)
+
+    def check_answer(self, answer: str, question: str | None, scope: Collection[str] | None = None) -> AnswerCheck:
+        with self._use(None) as tools:
+            return tools.check_answer(answer, question, scope)
 
     def document_page(
         self, scope: Collection[str] | None, after: tuple[str, str] | None, limit: int

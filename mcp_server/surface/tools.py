@@ -22,6 +22,7 @@ from mcp_server.errors import NotFoundError
 from mcp_server.models import CorpusInfo, DocumentView, Hit, PublishedModel, SearchFilters, SqlResult
 from mcp_server.models import Retriever as RetrieverName
 from mcp_server.retrieval.retriever import Retriever
+from mcp_server.surface.answer_check import AnswerCheck, check_cited_answer
 from mcp_server.settings import Settings
 from mcp_server.sql.demo import open_database
 from mcp_server.sql.guard import Params, ReadOnlyDatabase
@@ -77,6 +78,8 @@ class ToolBackend(Protocol):
 
     def sql_query(self, sql: str, params: Params, max_rows: int | None) -> SqlResult: ...
 
+    def check_answer(self, answer: str, question: str | None, scope: Collection[str] | None = None) -> AnswerCheck: ...
+
     def document_page(
         self, scope: Collection[str] | None, after: tuple[str, str] | None, limit: int
     ) -> list[tuple[str, str, str]]:
@@ -130,6 +133,10 @@ class RetrievalTools:
 
     def sql_query(self, sql: str, params: Params, max_rows: int | None) -> SqlResult:
         return query_database(self.database, sql, params, max_rows)
+
+    def check_answer(self, answer: str, question: str | None, scope: Collection[str] | None = None) -> AnswerCheck:
+        """The citation check of ``answer`` against the chunks it cites that ``scope`` may read."""
+        return check_cited_answer(answer, question, lambda cid: self.retriever.cited_chunk(cid, scope))
 
     def document_page(
         self, scope: Collection[str] | None, after: tuple[str, str] | None, limit: int

@@ -1,0 +1,81 @@
+"""``check_answer`` over stdio, as a host calls it: the agent's citation check on a draft answer."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from mcp import Client, StdioServerParameters
+
+from mcp_server.grounding.citations import check_answer
+from mcp_server.settings import Settings
+from mcp_server.surface.tools import RetrievalTools
+from tests.helpers import subprocess_env
+from tests.mcp_server.surface.mcp_contract import text_of
+
+pytestmark = pytest.mark.slow
+SERVE = [sys.executable, "-m", "mcp_server", "serve"]
+CID = "acme:policies/remote-work#0"
+
+
+async def _check(client: Client, answer: str) -> tuple[dict[str, Any], str]:
+    result = await client.call_tool("check_answer", {"answer": answer, "question": "remote work?"})
+    assert not result.is_error, text_of(result)
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    jsonschema.validate(result.structured_content, tools["check_answer"].output_schema)
+    assert result.structured_content is not None
+    return result.structured_content, text_of(result)
+
+
+@pytest.mark.anyio
+async def test_check_answer_over_stdio(server_settings: Settings, tmp_path: Path) -> None:
+    server = StdioServerParameters(command=SERVE[0], args=SERVE[1:], env=subprocess_env(server_settings), cwd=tmp_path)
+    async with Client(server) as client:
+        correct = (
+            f"Employees may work remotely up to 3 days per week after their probation period [{CID}]. "
+            f"Acme pays a one-time home office stipend of 500 EUR [{CID}]. Is that generous?"
+        )
+        good, rendered = await _check(client, correct)
+        assert good["passed"] and (good["supported"], good["not_factual"]) == (2, 1)
+        span = good["sentences"][1]["evidence"][0]
+        assert span["citation"]["id"] == CID and "500 EUR" in span["quote"]
+        assert span["line_start"] is not None and span["char_end"] > span["char_start"]
+        assert rendered.startswith("All 2 factual sentences are supported")
+
+        swapped, _ = await _check(client, f"Acme pays a one-time home office stipend of 750 EUR [{CID}].")
+        assert swapped["sentences"][0]["status"] == "unsupported" and "750" in swapped["sentences"][0]["reason"]
+        assert swapped["verdict"].startswith("1 of 1 factual sentences are not supported")
+
+        uncited, _ = await _check(client, "Acme pays a one-time home office stipend of 500 EUR.")
+        assert uncited["sentences"][0]["status"] == "uncited"
+
+        missing, missing_text = await _check(client, "Acme pays a stipend of 500 EUR [acme:policies/nowhere#0].")
+        other, other_text = await _check(client, "Acme pays a stipend of 500 EUR [hr:policies/nowhere#0].")
+        assert missing["sentences"][0]["status"] == "unknown_id"
+        assert (other["sentences"][0]["reason"], other_text) == (
+            missing["sentences"][0]["reason"].replace("acme:", "hr:"), missing_text.replace("acme:", "hr:"))
+
+        empty = await client.call_tool("check_answer", {"answer": "  "})
+        assert empty.is_error and "answer is empty" in text_of(empty)
+
+
+def test_the_agent_and_check_answer_give_the_same_verdicts(acme_index: Settings) -> None:
+    """The agent checks against the hit texts of its run; the tool against the chunks the ids name."""
+    tools = RetrievalTools.open(acme_index)
+    try:
+        hits = tools.search("home office stipend remote work", mode="hybrid", corpus=None, top_k=3, filters=None).hits
+        evidence = {hit.citation.id: hit.text for hit in hits}
+        first, second = list(evidence)[:2]
+        answer = (
+            f"Acme pays a one-time home office stipend of 500 EUR [{first}]. Acme pays 900 EUR [{first}]. "
+            f"The stipend covers a desk [{second}]. It rains a lot in Oslo. Ask me anything? [{first}, acme:no#1]"
+        )
+        agent = [s.status if not s.unknown_ids else "unknown_id" for s in check_answer(answer, evidence).sentences]
+        tool = [s.status for s in tools.check_answer(answer, None).sentences]
+    finally:
+        tools.close()
+    assert tool == agent
+    assert {"supported", "unsupported", "uncited", "unknown_id"} <= set(tool)
