@@ -18,7 +18,7 @@ from pydantic import Field
 
 from mcp_server.errors import InvalidQueryError
 from mcp_server.grounding.citations import SentenceCheck, check_answer, supports
-from mcp_server.grounding.claims import cited_ids, sentence_spans
+from mcp_server.grounding.claims import SentenceSpan, cited_ids, sentence_spans
 from mcp_server.models import Citation, PublishedModel
 
 MAX_ANSWER_CHARS = 20_000
@@ -107,11 +107,14 @@ def _verdict(sentence: SentenceCheck, found: dict[str, tuple[Citation, str]]) ->
 
 
 def _locate(sentence: str, citation: Citation, chunk_text: str) -> EvidenceSpan:
-    """The sentence of ``chunk_text`` that covers most of ``sentence``'s claims (the first on a tie)."""
-    spans = sentence_spans(chunk_text)
-    best = max(
-        spans, key=lambda s: supports(sentence, chunk_text[s.start : s.end]).coverage, default=None
-    )  # fmt: skip
+    """The sentence of ``chunk_text`` that holds most of ``sentence``'s numbers and codes, then most of
+    its key terms (the first on a tie)."""
+
+    def score(span: SentenceSpan) -> tuple[int, float]:
+        support = supports(sentence, chunk_text[span.start : span.end])
+        return -len(support.missing_numbers) - len(support.missing_codes), support.coverage
+
+    best = max(sentence_spans(chunk_text), key=score, default=None)
     start, end = (best.start, best.end) if best is not None else (0, len(chunk_text))
     line_start = line_end = None
     if citation.line_start is not None:

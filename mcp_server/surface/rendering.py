@@ -94,6 +94,9 @@ def render_check(check: AnswerCheck) -> str:
         if sentence.reason:
             line += f"\n   why: {sentence.reason}"
         for span in sentence.evidence:
-            line += f"\n   evidence: [{span.citation.id}] {_provenance(span.citation)}: {' '.join(span.quote.split())!r}"
+            lines_of = "" if span.line_start is None else (
+                f", line {span.line_start}" if span.line_start == span.line_end else f", lines {span.line_start}–{span.line_end}")
+            page = f", {span.citation.location()}" if span.citation.page is not None else ""
+            line += f"\n   evidence: [{span.citation.id}] {span.citation.source}{page}{lines_of}: {' '.join(span.quote.split())!r}"
         lines.append(line)
     return "\n".join(lines)

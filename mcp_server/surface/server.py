@@ -1,4 +1,4 @@
-"""The MCP surface: five cited retrieval tools, three resources and a research prompt.
+"""The MCP surface: six cited retrieval tools (five to retrieve, check_answer to check a draft), three resources and a research prompt.
 
 :func:`build_server` publishes a :class:`~mcp_server.surface.tools.ToolBackend` (an opened
 index generation and the database, or the stdio server's live view of them,

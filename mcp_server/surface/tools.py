@@ -88,7 +88,7 @@ class ToolBackend(Protocol):
 
 
 class RetrievalTools:
-    """The behaviour of the five tools over one opened index and the database (None: no SQL)."""
+    """The behaviour of the six tools over one opened index and the database (None: no SQL)."""
 
     def __init__(self, retriever: Retriever, database: ReadOnlyDatabase | None, settings: Settings) -> None:
         self.retriever = retriever

@@ -13,7 +13,9 @@ from mcp import Client, StdioServerParameters
 from mcp_server.grounding.citations import check_answer
 from mcp_server.settings import Settings
 from mcp_server.surface.tools import RetrievalTools
-from tests.helpers import subprocess_env
+from mcp_server.indexing.ingest import ingest
+from tests.document_fixtures import write_pdf
+from tests.helpers import make_settings, subprocess_env
 from tests.mcp_server.surface.mcp_contract import text_of
 
 pytestmark = pytest.mark.slow
@@ -79,3 +81,27 @@ def test_the_agent_and_check_answer_give_the_same_verdicts(acme_index: Settings)
         tools.close()
     assert tool == agent
     assert {"supported", "unsupported", "uncited", "unknown_id"} <= set(tool)
+
+
+def test_a_supported_sentence_from_a_pdf_is_located_with_its_chunks_pages(tmp_path: Path) -> None:
+    corpus = tmp_path / "manuals"
+    corpus.mkdir()
+    (corpus / "corpus.toml").write_text('name = "manuals"\ndescription = "Device manuals."\n', encoding="utf-8")
+    write_pdf(corpus / "pump.pdf", "Pump manual", [
+        "Installation. Mount the pump on a level floor and connect the inlet hose first.",
+        "Maintenance. Replace the filter cartridge every 400 operating hours to keep the flow rate.",
+    ])  # fmt: skip
+    settings = make_settings(tmp_path / "data", corpus)
+    ingest(settings)
+    tools = RetrievalTools.open(settings)
+    try:
+        hit = tools.search("filter cartridge", mode="keyword", corpus=None, top_k=1, filters=None).hits[0]
+        check = tools.check_answer(f"Replace the filter cartridge every 400 operating hours [{hit.citation.id}].", None)
+    finally:
+        tools.close()
+    (sentence,) = check.sentences
+    assert sentence.status == "supported"
+    (span,) = sentence.evidence
+    # the chunk runs over both pages; the index keeps pages per chunk, not per character
+    assert (span.citation.page, span.citation.page_end) == (1, 2) and "400 operating hours" in span.quote
+    assert span.char_start > span.citation.char_start
