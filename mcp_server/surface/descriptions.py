@@ -61,6 +61,17 @@ SEARCH_TITLES = {"hybrid": "Hybrid search", "vector": "Semantic search", "keywor
 
 QUERY = "What to search for: a question or key terms, 1 to {max_query_chars:,} characters."
 TOP_K = "How many hits to return, 1 to {max_top_k} (default 5). Ask for more only when the first hits fall short."
+MIN_SCORES = {
+    "vector": "Optional floor: leave out hits whose score, the cosine similarity of query and chunk (-1 to 1; "
+    "related text is usually above 0.3), is below it. The result counts what it left out.",
+    "keyword": "Optional floor: leave out hits whose score, BM25 (0 and up, unbounded: it grows with rare query "
+    "words and depends on the corpus, so compare scores within one result), is below it. The result counts what "
+    "it left out.",
+    "hybrid": "Optional floor: leave out hits whose score is below it. The score is 0.7 x the cosine similarity "
+    "plus 0.3 x the BM25 share (BM25 divided by the query's term weight: about 1 for a chunk holding every query "
+    "word; Chinese, Japanese and Korean queries weigh keywords 0.7), about 0 to 1. "
+    "The result counts what it left out.",
+}
 FILTERS = "Optional conditions on document metadata; every condition given must hold. Omit to search everything."
 
 GET_DOCUMENT = (

@@ -15,6 +15,11 @@ from mcp_server.surface.tools import DocumentResult, SearchResult
 
 def render_search(result: SearchResult) -> str:
     scope = f"corpus {result.corpus}" if result.corpus else "all corpora"
+    if not result.hits and result.below_min_score:
+        return (
+            f"No hits for {result.query!r} in {scope} ({result.retriever} search) at or above min_score: "
+            f"{result.below_min_score} scored below it. Lower min_score or try other words."
+        )
     if not result.hits:
         return (
             f"No hits for {result.query!r} in {scope} ({result.retriever} search). Try other words, "
@@ -24,6 +29,8 @@ def render_search(result: SearchResult) -> str:
     blocks = [f"{count} for {result.query!r} in {scope} ({result.retriever} search), best first."]
     for hit in result.hits:
         blocks.append(f"[{hit.citation.id}]\n{_provenance(hit.citation)}\n{hit.text.strip()}")
+    if result.below_min_score:
+        blocks.append(f"({result.below_min_score} more hits scored below min_score and were left out.)")
     if result.omitted:
         blocks.append(
             f"({result.omitted} more hits left out to stay within the size limit; "

@@ -122,10 +122,12 @@ class LiveTools:
 
     def search(
         self, query: str, *, mode: RetrieverName, corpus: str | None, top_k: int, filters: SearchFilters | None,
-        scope: Collection[str] | None = None,
+        scope: Collection[str] | None = None, min_score: float | None = None,
     ) -> SearchResult:  # fmt: skip
         with self._use(corpus) as tools:
-            result = tools.search(query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
+            result = tools.search(
+                query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope, min_score=min_score
+            )
         pending = [c.name for c in self.corpora(scope) if not c.indexed]
         if corpus is None and not result.hits and pending:  # not "nothing found" while part is unsearched
             raise IndexBuildingError(f"No hits in the indexed corpora. {self._building(', '.join(pending))}")

@@ -42,6 +42,9 @@ class SearchResult(PublishedModel):
         description="Hits found but left out to keep the result within its size limit; ask for fewer or narrow "
         "the query."
     )
+    below_min_score: int = Field(
+        default=0, description="Hits among the top_k found but left out because their score is below min_score."
+    )
 
 
 class DocumentResult(DocumentView):
@@ -69,7 +72,7 @@ class ToolBackend(Protocol):
 
     def search(
         self, query: str, *, mode: RetrieverName, corpus: str | None, top_k: int, filters: SearchFilters | None,
-        scope: Collection[str] | None = None,
+        scope: Collection[str] | None = None, min_score: float | None = None,
     ) -> SearchResult: ...  # fmt: skip
 
     def get_document(
@@ -117,13 +120,17 @@ class RetrievalTools:
         top_k: int,
         filters: SearchFilters | None,
         scope: Collection[str] | None = None,
+        min_score: float | None = None,
     ) -> SearchResult:
-        """Search ``corpus``, or every corpus within ``scope`` (the caller's grant; None: all)."""
-        hits = self.retriever.search(query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
+        """Search ``corpus``, or every corpus within ``scope`` (the caller's grant; None: all); of the
+        ``top_k`` hits, those scoring below ``min_score`` are left out and counted."""
+        found = self.retriever.search(query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
+        hits = found if min_score is None else [hit for hit in found if hit.score >= min_score]
         kept = _within_budget([_clipped(hit) for hit in hits], self.settings.max_result_chars)
         return SearchResult(
-            query=query.strip(), corpus=corpus, retriever=mode, hits=kept, omitted=len(hits) - len(kept)
-        )
+            query=query.strip(), corpus=corpus, retriever=mode, hits=kept, omitted=len(hits) - len(kept),
+            below_min_score=len(found) - len(hits),
+        )  # fmt: skip
 
     def get_document(
         self, ref: str, *, corpus: str | None, chunk: int | None, window: int, scope: Collection[str] | None = None

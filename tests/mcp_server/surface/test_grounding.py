@@ -1,4 +1,4 @@
-"""``check_answer`` over stdio, as a host calls it: the agent's citation check on a draft answer."""
+"""Grounding for hosts: ``check_answer`` (the agent's citation check on a draft answer) and ``min_score``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from mcp import Client, StdioServerParameters
 
 from mcp_server.grounding.citations import check_answer
 from mcp_server.settings import Settings
+from mcp_server.surface.rendering import render_search
 from mcp_server.surface.tools import RetrievalTools
 from mcp_server.indexing.ingest import ingest
 from tests.document_fixtures import write_pdf
@@ -60,6 +61,10 @@ async def test_check_answer_over_stdio(server_settings: Settings, tmp_path: Path
         assert (other["sentences"][0]["reason"], other_text) == (
             missing["sentences"][0]["reason"].replace("acme:", "hr:"), missing_text.replace("acme:", "hr:"))
 
+        floored = await client.call_tool("hybrid_search", {"query": "home office stipend", "min_score": 5.0})
+        assert floored.structured_content is not None and floored.structured_content["hits"] == []
+        assert floored.structured_content["below_min_score"] == 5 and "5 scored below it" in text_of(floored)
+
         empty = await client.call_tool("check_answer", {"answer": "  "})
         assert empty.is_error and "answer is empty" in text_of(empty)
 
@@ -105,3 +110,21 @@ def test_a_supported_sentence_from_a_pdf_is_located_with_its_chunks_pages(tmp_pa
     # the chunk runs over both pages; the index keeps pages per chunk, not per character
     assert (span.citation.page, span.citation.page_end) == (1, 2) and "400 operating hours" in span.quote
     assert span.char_start > span.citation.char_start
+
+
+def test_min_score_leaves_out_low_hits_and_counts_them(acme_index: Settings) -> None:
+    tools = RetrievalTools.open(acme_index)
+    try:
+        args: dict[str, Any] = {"mode": "hybrid", "corpus": None, "top_k": 5, "filters": None}
+        everything = tools.search("home office stipend", **args)
+        scores = [hit.score for hit in everything.hits]
+        floor = (scores[0] + scores[-1]) / 2
+        floored = tools.search("home office stipend", min_score=floor, **args)
+        none_left = tools.search("home office stipend", min_score=scores[0] + 1, **args)
+    finally:
+        tools.close()
+    kept = [s for s in scores if s >= floor]
+    assert [hit.score for hit in floored.hits] == kept and 0 < len(kept) < len(scores)
+    assert floored.below_min_score == len(scores) - len(kept)
+    assert (none_left.hits, none_left.below_min_score) == ([], len(scores))
+    assert "scored below it" in render_search(none_left)
