@@ -15,7 +15,7 @@ The report has three layers:
   last reflection said "sufficient", and how runs ended.
 - **Quality**: answer match (all expected strings present), state match, source recall,
   and citation recall and precision in the ALCE sense, judged by the project's own support
-  check (:func:`client_agent.citations.supports`): a factual sentence counts toward recall
+  check (:func:`mcp_server.grounding.citations.supports`): a factual sentence counts toward recall
   when the concatenation of its cited texts supports it; a citation counts toward precision
   unless it is *irrelevant* — it does not support the sentence alone and the sentence's
   other citations support it without it. The support check tests numbers, codes and key
@@ -39,7 +39,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from client_agent.citations import check_answer, supports
+from mcp_server.grounding.citations import check_answer, supports
 from client_agent.loop import RunResult
 from client_agent.trace import read_trace
 

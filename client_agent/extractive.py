@@ -31,8 +31,9 @@ from client_agent.evidence import Evidence, Ledger
 from client_agent.meaning import matched_words, similarity
 from client_agent.shapes import extreme_row
 from client_agent.text import (
-    STOPWORDS, content_terms, identifier_like, identifiers, is_cjk, numbers, original_words, sentences,
+    content_terms, identifier_like, identifiers, is_cjk, numbers, original_words, sentences,
 )
+from mcp_server.grounding.words import STOPWORDS
 
 COVERED = 0.6
 COVERED_CJK = 0.5

@@ -38,7 +38,8 @@ from itertools import combinations
 
 from client_agent.evidence import Ledger
 from client_agent.queries import NEAR_DUPLICATE
-from client_agent.text import STOPWORDS, content_terms, original_words, overlap, sentences
+from client_agent.text import content_terms, original_words, overlap, sentences
+from mcp_server.grounding.words import STOPWORDS
 
 MAX_BRIDGES = 4
 """Bridge searches after the first search (the most useful names of up to two anchors, alternating)."""

@@ -1,8 +1,10 @@
 """The packages' layering: imports run downward only, so no module imports one that imports it back.
 
 The layers of ``mcp_server`` from the top: the command line, the team server, the MCP surface,
-retrieval and SQL, indexing, the stores, documents and embedding, and the ground floor
-(settings, grants, models, errors, logs, progress). A new import that points upward, or a
+retrieval and SQL, indexing, the stores, documents and embedding, the citation check
+(grounding), and the ground floor (settings, grants, models, errors, logs, progress).
+``client_agent`` sits above the server's core: it may use the citation check, the models and
+the embedder, never the server's surface, and the server never imports the agent. A new import that points upward, or a
 cycle in either package, fails here with the path that closes it.
 """
 
@@ -25,6 +27,7 @@ LAYERS = [
     {"mcp_server.indexing"},
     {"mcp_server.stores"},
     {"mcp_server.documents", "mcp_server.embedding"},
+    {"mcp_server.grounding"},
 ]
 """Upper layers first; a part may import its own layer's siblings only where listed in ALLOWED_SIDEWAYS."""
 
@@ -101,3 +104,24 @@ def test_imports_run_downward(module: str) -> None:
 def test_the_top_level_holds_a_dozen_shared_modules_at_most() -> None:
     top = sorted(p.stem for p in (REPO / "mcp_server").glob("*.py"))
     assert len(top) <= 12, top
+
+
+AGENT_MAY_IMPORT = {"mcp_server.grounding", "mcp_server.models", "mcp_server.embedding", "mcp_server.settings"}
+"""The parts of the server the agent builds on; it reaches the rest only over MCP."""
+
+
+def test_the_server_never_imports_the_agent() -> None:
+    offenders = {m: sorted(d for d in deps if d.startswith("client_agent"))
+                 for m, deps in graph().items() if m.startswith("mcp_server")}
+    assert {m: d for m, d in offenders.items() if d} == {}
+
+
+def test_the_agent_uses_only_the_server_core_it_shares() -> None:
+    used = {m: sorted(part_of(d) for d in deps if d.startswith("mcp_server") and part_of(d) not in AGENT_MAY_IMPORT)
+            for m, deps in graph().items() if m.startswith("client_agent")}
+    assert {m: parts for m, parts in used.items() if parts} == {}
+
+
+def test_the_citation_check_has_one_implementation() -> None:
+    assert not (REPO / "client_agent" / "citations.py").exists()
+    assert not (REPO / "client_agent" / "claims.py").exists()

@@ -375,6 +375,21 @@ class Retriever:
             citation=_citation(document, selected[0]) if selected else _whole_document_citation(document),
         )
 
+    def cited_chunk(self, cid: str, scope: Collection[str] | None = None) -> tuple[Citation, str] | None:
+        """The citation record and text of the chunk ``cid`` names, or None when there is no such
+        chunk within ``scope``: an id of a corpus outside the grant is answered exactly like an id
+        that does not exist."""
+        match = CITATION_ID.match(cid.strip())
+        if match is None or match["chunk"] is None or match["corpus"] not in self._readable(scope):
+            return None
+        document = self._docstore.document(match["corpus"], match["doc_id"])
+        spans = self._docstore.chunks(match["corpus"], match["doc_id"]) if document is not None else []
+        chunk = int(match["chunk"])
+        if document is None or not 0 <= chunk < len(spans):
+            return None
+        span = spans[chunk]
+        return _citation(document, span), document.text[span.char_start : span.char_end]
+
     def document_page(
         self, scope: Collection[str] | None, after: tuple[str, str] | None, limit: int
     ) -> list[tuple[str, str, str]]:

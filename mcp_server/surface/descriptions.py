@@ -61,6 +61,17 @@ SEARCH_TITLES = {"hybrid": "Hybrid search", "vector": "Semantic search", "keywor
 
 QUERY = "What to search for: a question or key terms, 1 to {max_query_chars:,} characters."
 TOP_K = "How many hits to return, 1 to {max_top_k} (default 5). Ask for more only when the first hits fall short."
+MIN_SCORES = {
+    "vector": "Optional floor: leave out hits whose score, the cosine similarity of query and chunk (-1 to 1; "
+    "related text is usually above 0.3), is below it. The result counts what it left out.",
+    "keyword": "Optional floor: leave out hits whose score, BM25 (0 and up, unbounded: it grows with rare query "
+    "words and depends on the corpus, so compare scores within one result), is below it. The result counts what "
+    "it left out.",
+    "hybrid": "Optional floor: leave out hits whose score is below it. The score is 0.7 x the cosine similarity "
+    "plus 0.3 x the BM25 share (BM25 divided by the query's term weight: about 1 for a chunk holding every query "
+    "word; Chinese, Japanese and Korean queries weigh keywords 0.7), about 0 to 1. "
+    "The result counts what it left out.",
+}
 FILTERS = "Optional conditions on document metadata; every condition given must hold. Omit to search everything."
 
 GET_DOCUMENT = (
@@ -75,6 +86,20 @@ GET_DOCUMENT = (
     "`next_chunk` then say where to read on.\n\n"
     'Example: {{"doc_id": "handbook:hr/leave-policy#2", "window": 1}}'
 )
+CHECK_ANSWER = (
+    "Check a draft answer's citations before you give it: does the text of each cited chunk support its sentence?\n\n"
+    "Use it on your draft once it is written, with every factual sentence ending in the citation ids of its "
+    "evidence in square brackets, exactly as the tools returned them. Each sentence comes back supported "
+    "(with the citation and the matching span of the cited chunk: page, lines, offsets), unsupported (a "
+    "number, code or key term of the sentence is missing from the cited text), uncited (a factual claim "
+    "with no citation), unknown_id (the id does not exist or is not readable here), or not_factual. Fix or "
+    "drop every sentence that fails, then answer. The check is lexical: it cannot see a wrong relation "
+    "between words that all occur in the cited text. It does not search; SQL citations count as unknown.\n\n"
+    'Example: {{"answer": "New staff get 20 days of annual leave [handbook:hr/leave-policy#2]."}}'
+).replace("{{", "{").replace("}}", "}")
+ANSWER = "The draft answer: sentences ending in their [citation ids], as the search tools returned them."
+QUESTION = "The question the answer is for (optional; echoed in the result)."
+
 DOC_ID = (
     "The document: a doc_id ('hr/leave-policy'), '<corpus>:<doc_id>', or a citation id from a hit "
     "('handbook:hr/leave-policy#2', which also selects that chunk)."
@@ -136,6 +161,8 @@ def instructions(corpora: list[str], database: str | None) -> str:
         "with other words instead of guessing.",
         "- Cite every factual sentence with the id of its evidence in square brackets, exactly as returned: "
         f"{', '.join(ids)}. Cite only ids these tools returned. If the evidence does not contain the answer, say so.",
+        *(["- Before answering, call check_answer on your draft and fix or drop every sentence it reports as "
+           "not supported."] if corpora else []),
     ]
     return "\n".join(lines)
 
@@ -157,7 +184,8 @@ def research_prompt(question: str, *, searchable: bool, sql: bool) -> str:
         f"{gather}"
         "3. Before answering, check that every fact is covered; look again for what is missing.\n"
         "4. Answer concisely. End every factual sentence with its citation id in square brackets, e.g. "
-        f"[{'corpus:doc_id#chunk' if searchable else 'sql:database:hash'}]. Say plainly what the sources do not cover."
+        f"[{'corpus:doc_id#chunk' if searchable else 'sql:database:hash'}]. Say plainly what the sources do not cover.\n"
+        "5. Call check_answer on the draft and fix or drop what it reports as not supported."
     )
 
 

@@ -9,11 +9,17 @@ from __future__ import annotations
 from datetime import date
 
 from mcp_server.models import Citation, SqlResult, describe_location
+from mcp_server.surface.answer_check import AnswerCheck
 from mcp_server.surface.tools import DocumentResult, SearchResult
 
 
 def render_search(result: SearchResult) -> str:
     scope = f"corpus {result.corpus}" if result.corpus else "all corpora"
+    if not result.hits and result.below_min_score:
+        return (
+            f"No hits for {result.query!r} in {scope} ({result.retriever} search) at or above min_score: "
+            f"{result.below_min_score} scored below it. Lower min_score or try other words."
+        )
     if not result.hits:
         return (
             f"No hits for {result.query!r} in {scope} ({result.retriever} search). Try other words, "
@@ -23,6 +29,8 @@ def render_search(result: SearchResult) -> str:
     blocks = [f"{count} for {result.query!r} in {scope} ({result.retriever} search), best first."]
     for hit in result.hits:
         blocks.append(f"[{hit.citation.id}]\n{_provenance(hit.citation)}\n{hit.text.strip()}")
+    if result.below_min_score:
+        blocks.append(f"({result.below_min_score} more hits scored below min_score and were left out.)")
     if result.omitted:
         blocks.append(
             f"({result.omitted} more hits left out to stay within the size limit; "
@@ -84,3 +92,19 @@ def _provenance(citation: Citation) -> str:
 def _details(updated: date | None, url: str | None, *more: str) -> str:
     details = [d for d in (f"updated {updated}" if updated else "", url or "", *more) if d]
     return f" ({'; '.join(details)})" if details else ""
+
+
+def render_check(check: AnswerCheck) -> str:
+    """The verdict first, then one line per sentence: its status, why it fails or where its evidence is."""
+    lines = [check.verdict]
+    for number, sentence in enumerate(check.sentences, start=1):
+        line = f"{number}. {sentence.status}: {' '.join(sentence.text.split())}"
+        if sentence.reason:
+            line += f"\n   why: {sentence.reason}"
+        for span in sentence.evidence:
+            lines_of = "" if span.line_start is None else (
+                f", line {span.line_start}" if span.line_start == span.line_end else f", lines {span.line_start}–{span.line_end}")
+            page = f", {span.citation.location()}" if span.citation.page is not None else ""
+            line += f"\n   evidence: [{span.citation.id}] {span.citation.source}{page}{lines_of}: {' '.join(span.quote.split())!r}"
+        lines.append(line)
+    return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""The MCP surface: five cited retrieval tools, three resources and a research prompt.
+"""The MCP surface: six cited retrieval tools (five to retrieve, check_answer to check a draft), three resources and a research prompt.
 
 :func:`build_server` publishes a :class:`~mcp_server.surface.tools.ToolBackend` (an opened
 index generation and the database, or the stdio server's live view of them,
@@ -64,7 +64,8 @@ from mcp_server.surface.arguments import ArgumentCheck
 from mcp_server.surface.call_notes import note_error
 from mcp_server.surface.fair_slots import FairSlots
 from mcp_server.surface.listing import DocumentListing
-from mcp_server.surface.rendering import render_document, render_search, render_sql
+from mcp_server.surface.answer_check import AnswerCheck
+from mcp_server.surface.rendering import render_check, render_document, render_search, render_sql
 from mcp_server.surface.tools import NO_DATABASE, DocumentResult, SearchResult, ToolBackend
 
 SERVER_NAME = "agentic-rag-mcp"
@@ -132,7 +133,7 @@ def refresh_corpus_tools(
     if corpora == published:
         return published
     if published:
-        for name in [f"{mode}_search" for mode in SEARCH_MODES] + ["get_document"]:
+        for name in [f"{mode}_search" for mode in SEARCH_MODES] + ["get_document", "check_answer"]:
             server.remove_tool(name)
     _add_corpus_tools(_Surface(server, tools, calls, corpora, None, text.limits(settings), arguments))
     return corpora
@@ -143,6 +144,7 @@ def _add_corpus_tools(surface: "_Surface") -> None:
         for mode in SEARCH_MODES:
             _add_search_tool(surface, mode)
         _add_document_tool(surface)
+        _add_check_tool(surface)
 
 
 def _refusals(corpora: list[CorpusInfo], granted_sql: bool, has_database: bool = True) -> dict[str, str]:
@@ -153,7 +155,7 @@ def _refusals(corpora: list[CorpusInfo], granted_sql: bool, has_database: bool =
         refusals |= {
             name: f"{name} is not available to this client: its token grants no corpora. Ask the server's "
             "operator for a token with a corpus grant" + (", or use sql_query for records." if sql else ".")
-            for name in [f"{mode}_search" for mode in SEARCH_MODES] + ["get_document"]
+            for name in [f"{mode}_search" for mode in SEARCH_MODES] + ["get_document", "check_answer"]
         }
     if not has_database:
         refusals["sql_query"] = NO_DATABASE
@@ -337,8 +339,12 @@ def _add_search_tool(surface: _Surface, mode: RetrieverName) -> None:
         corpus: Annotated[str | None, corpus_field] = None,
         top_k: Annotated[int, top_k_field] = 5,
         filters: Annotated[SearchFilters | None, Field(description=text.FILTERS)] = None,
+        min_score: Annotated[float | None, Field(description=text.MIN_SCORES[mode])] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
-        work = partial(tools.search, query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
+        work = partial(
+            tools.search, query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope,
+            min_score=min_score,
+        )  # fmt: skip
         return await calls.result(work, render_search, tenant=surface.tenant)
 
     surface.add_tool(
@@ -360,6 +366,19 @@ def _add_document_tool(surface: _Surface) -> None:
         return await calls.result(work, render_document, tenant=surface.tenant)
 
     surface.add_tool(get_document, "get_document", "Read a document", text.GET_DOCUMENT.format(**surface.numbers))
+
+
+def _add_check_tool(surface: _Surface) -> None:
+    tools, calls, scope = surface.tools, surface.calls, surface.scope
+
+    async def check_answer(
+        answer: Annotated[str, _field(text.ANSWER, minLength=1)],
+        question: Annotated[str | None, Field(description=text.QUESTION)] = None,
+    ) -> Annotated[CallToolResult, AnswerCheck]:
+        work = partial(tools.check_answer, answer, question, scope)
+        return await calls.result(work, render_check, tenant=surface.tenant)
+
+    surface.add_tool(check_answer, "check_answer", "Check an answer's citations", text.CHECK_ANSWER)
 
 
 def _add_sql_tool(surface: _Surface) -> None:

@@ -51,6 +51,7 @@ from mcp_server.sql.demo import open_database
 from mcp_server.sql.guard import Params, ReadOnlyDatabase
 from mcp_server.surface.arguments import ArgumentCheck
 from mcp_server.surface.server import CallRunner, build_server, refresh_corpus_tools
+from mcp_server.surface.answer_check import AnswerCheck
 from mcp_server.surface.tools import DocumentResult, RetrievalTools, SearchResult, query_database
 
 logger = logging.getLogger(__name__)
@@ -121,10 +122,12 @@ class LiveTools:
 
     def search(
         self, query: str, *, mode: RetrieverName, corpus: str | None, top_k: int, filters: SearchFilters | None,
-        scope: Collection[str] | None = None,
+        scope: Collection[str] | None = None, min_score: float | None = None,
     ) -> SearchResult:  # fmt: skip
         with self._use(corpus) as tools:
-            result = tools.search(query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
+            result = tools.search(
+                query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope, min_score=min_score
+            )
         pending = [c.name for c in self.corpora(scope) if not c.indexed]
         if corpus is None and not result.hits and pending:  # not "nothing found" while part is unsearched
             raise IndexBuildingError(f"No hits in the indexed corpora. {self._building(', '.join(pending))}")
@@ -138,6 +141,10 @@ class LiveTools:
 
     def sql_query(self, sql: str, params: Params, max_rows: int | None) -> SqlResult:
         return query_database(self._database, sql, params, max_rows)
+
+    def check_answer(self, answer: str, question: str | None, scope: Collection[str] | None = None) -> AnswerCheck:
+        with self._use(None) as tools:
+            return tools.check_answer(answer, question, scope)
 
     def document_page(
         self, scope: Collection[str] | None, after: tuple[str, str] | None, limit: int

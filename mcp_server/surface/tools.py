@@ -22,6 +22,7 @@ from mcp_server.errors import NotFoundError
 from mcp_server.models import CorpusInfo, DocumentView, Hit, PublishedModel, SearchFilters, SqlResult
 from mcp_server.models import Retriever as RetrieverName
 from mcp_server.retrieval.retriever import Retriever
+from mcp_server.surface.answer_check import AnswerCheck, check_cited_answer
 from mcp_server.settings import Settings
 from mcp_server.sql.demo import open_database
 from mcp_server.sql.guard import Params, ReadOnlyDatabase
@@ -40,6 +41,9 @@ class SearchResult(PublishedModel):
     omitted: int = Field(
         description="Hits found but left out to keep the result within its size limit; ask for fewer or narrow "
         "the query."
+    )
+    below_min_score: int = Field(
+        default=0, description="Hits among the top_k found but left out because their score is below min_score."
     )
 
 
@@ -68,7 +72,7 @@ class ToolBackend(Protocol):
 
     def search(
         self, query: str, *, mode: RetrieverName, corpus: str | None, top_k: int, filters: SearchFilters | None,
-        scope: Collection[str] | None = None,
+        scope: Collection[str] | None = None, min_score: float | None = None,
     ) -> SearchResult: ...  # fmt: skip
 
     def get_document(
@@ -76,6 +80,8 @@ class ToolBackend(Protocol):
     ) -> DocumentResult: ...
 
     def sql_query(self, sql: str, params: Params, max_rows: int | None) -> SqlResult: ...
+
+    def check_answer(self, answer: str, question: str | None, scope: Collection[str] | None = None) -> AnswerCheck: ...
 
     def document_page(
         self, scope: Collection[str] | None, after: tuple[str, str] | None, limit: int
@@ -85,7 +91,7 @@ class ToolBackend(Protocol):
 
 
 class RetrievalTools:
-    """The behaviour of the five tools over one opened index and the database (None: no SQL)."""
+    """The behaviour of the six tools over one opened index and the database (None: no SQL)."""
 
     def __init__(self, retriever: Retriever, database: ReadOnlyDatabase | None, settings: Settings) -> None:
         self.retriever = retriever
@@ -114,13 +120,17 @@ class RetrievalTools:
         top_k: int,
         filters: SearchFilters | None,
         scope: Collection[str] | None = None,
+        min_score: float | None = None,
     ) -> SearchResult:
-        """Search ``corpus``, or every corpus within ``scope`` (the caller's grant; None: all)."""
-        hits = self.retriever.search(query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
+        """Search ``corpus``, or every corpus within ``scope`` (the caller's grant; None: all); of the
+        ``top_k`` hits, those scoring below ``min_score`` are left out and counted."""
+        found = self.retriever.search(query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
+        hits = found if min_score is None else [hit for hit in found if hit.score >= min_score]
         kept = _within_budget([_clipped(hit) for hit in hits], self.settings.max_result_chars)
         return SearchResult(
-            query=query.strip(), corpus=corpus, retriever=mode, hits=kept, omitted=len(hits) - len(kept)
-        )
+            query=query.strip(), corpus=corpus, retriever=mode, hits=kept, omitted=len(hits) - len(kept),
+            below_min_score=len(found) - len(hits),
+        )  # fmt: skip
 
     def get_document(
         self, ref: str, *, corpus: str | None, chunk: int | None, window: int, scope: Collection[str] | None = None
@@ -130,6 +140,10 @@ class RetrievalTools:
 
     def sql_query(self, sql: str, params: Params, max_rows: int | None) -> SqlResult:
         return query_database(self.database, sql, params, max_rows)
+
+    def check_answer(self, answer: str, question: str | None, scope: Collection[str] | None = None) -> AnswerCheck:
+        """The citation check of ``answer`` against the chunks it cites that ``scope`` may read."""
+        return check_cited_answer(answer, question, lambda cid: self.retriever.cited_chunk(cid, scope))
 
     def document_page(
         self, scope: Collection[str] | None, after: tuple[str, str] | None, limit: int

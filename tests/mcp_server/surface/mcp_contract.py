@@ -12,7 +12,7 @@ import jsonschema
 from mcp import Client
 from mcp.types import CallToolResult, TextContent, Tool
 
-TOOL_NAMES = {"hybrid_search", "vector_search", "keyword_search", "sql_query", "get_document"}
+TOOL_NAMES = {"hybrid_search", "vector_search", "keyword_search", "sql_query", "get_document", "check_answer"}
 
 # One meaningful call per tool on the acme fixture corpus and the demo database.
 CALLS: list[tuple[str, dict[str, Any]]] = [
@@ -20,6 +20,7 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("vector_search", {"query": "money for meals while travelling", "corpus": "acme"}),
     ("keyword_search", {"query": "ACME-E7731", "top_k": 2}),
     ("get_document", {"doc_id": "acme:policies/travel#1", "window": 1}),
+    ("check_answer", {"answer": "Employees may work remotely up to 3 days per week [acme:policies/remote-work#0]."}),
     ("sql_query", {"sql": "SELECT name, title FROM employees WHERE department_id = ? ORDER BY id", "params": [1]}),
 ]
 

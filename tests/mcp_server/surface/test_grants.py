@@ -61,3 +61,20 @@ async def test_a_call_past_the_time_limit_gets_a_tool_error_saying_what_to_do(to
     assert result.is_error
     assert "did not finish within 1e-06 s, the server's limit per call" in text_of(result)
     assert "retry in a moment, or ask for less" in text_of(result)
+
+
+async def test_check_answer_answers_an_id_of_another_teams_corpus_like_one_that_does_not_exist(
+    tools: RetrievalTools,
+) -> None:
+    team_a = build_server(tools.settings, tools, grant=Grant(corpora=("teama",), sql=False))
+    full = build_server(tools.settings, tools, grant=Grant(corpora="*", sql=False))
+    launch = "Project quokka launches in March with a budget of 42 million [{}]."
+    async with Client(team_a) as client, Client(full) as everything:
+        granted = await everything.call_tool("check_answer", {"answer": launch.format("teamb:launch#0")})
+        assert granted.structured_content is not None and granted.structured_content["passed"]
+        other = await client.call_tool("check_answer", {"answer": launch.format("teamb:launch#0")})
+        absent = await client.call_tool("check_answer", {"answer": launch.format("teamb:nothing#0")})
+    assert other.structured_content is not None and other.structured_content["sentences"][0]["status"] == "unknown_id"
+    swap = "teamb:nothing#0", "teamb:launch#0"
+    assert text_of(other) == text_of(absent).replace(*swap)
+    assert json.dumps(other.structured_content) == json.dumps(absent.structured_content).replace(*swap)

@@ -132,7 +132,7 @@ def test_configured_folder_replaces_the_demo_in_an_indexed_data_dir(
     initialized = server.peer.initialize()
     assert "Corpora: notes." in initialized["instructions"] and "SQL" not in initialized["instructions"]
     tools = server.tools()
-    assert set(tools) == {*SEARCH_TOOLS, "get_document"}  # no sql_query: the demo database goes with the demo
+    assert set(tools) == {*SEARCH_TOOLS, "get_document", "check_answer"}  # no sql_query: the demo database goes with the demo
     assert all(corpus_enum(tools[name]) == ["notes"] for name in (*SEARCH_TOOLS, "get_document"))
     assert [c["name"] for c in server.corpora_resource()] == ["notes"]
 

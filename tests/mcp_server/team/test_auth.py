@@ -129,7 +129,7 @@ def test_healthz_answers_without_a_token_but_names_no_corpus_and_counts_nothing(
 async def test_team_a_neither_sees_nor_reads_team_b(team_server: TeamServer) -> None:
     async with connect(team_server, "team-a") as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert set(tools) == {*SEARCHES, "get_document"}
+        assert set(tools) == {*SEARCHES, "get_document", "check_answer"}
         for tool in tools.values():
             assert {"type": "string", "enum": ["teama"]} in tool.input_schema["properties"]["corpus"]["anyOf"]
         listing = json.dumps([tool.model_dump(mode="json") for tool in tools.values()]) + (client.instructions or "")

@@ -10,9 +10,9 @@
   and key terms (Chinese and Japanese text as character bigrams); :func:`index_cited_text`
   reads a cited text into everything such claims can be found as, and :func:`term_present`
   looks one key term up there. Words are stemmed by light suffix stripping with a shared-prefix
-  fallback, deliberately not with :func:`client_agent.text.stem`'s Porter2.
+  fallback, deliberately not with :func:`client_agent.text.stem` (the agent's)'s Porter2.
 
-The rules these implement, and what the check does with them, are in :mod:`client_agent.citations`.
+The rules these implement, and what the check does with them, are in :mod:`mcp_server.grounding.citations`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
 
-from client_agent.text import CJK_FUNCTION_CHARS, STOPWORDS, cjk_bigrams
+from mcp_server.grounding.words import CJK_FUNCTION_CHARS, STOPWORDS, cjk_bigrams
 
 # --------------------------------------------------------------------------- citation ids
 

@@ -3,7 +3,7 @@
 Answers cite inline with citation ids in square brackets — ``[handbook:hr/leave-policy#2]``,
 ``[sql:company:1a2b3c4d]``, several in one bracket (``[a:x#1, a:y#2]`` or ``;``) or adjacent
 brackets. :func:`check_answer` splits the answer into sentences
-(:func:`~client_agent.claims.split_sentences`) and checks each one against ``evidence``, the
+(:func:`~mcp_server.grounding.claims.split_sentences`) and checks each one against ``evidence``, the
 text of every citation id a tool returned in this run:
 
 * **Fabricated ids.** Every cited id must be a key of ``evidence``; any other id is reported
@@ -38,7 +38,7 @@ each factual sentence that is uncited or unsupported, strips fabricated ids from
 sentences it keeps, and leaves everything else verbatim.
 
 How an answer is read — its sentences, citation brackets, numbers, codes and key terms — is
-:mod:`client_agent.claims`; this module decides what they must satisfy.
+:mod:`mcp_server.grounding.claims`; this module decides what they must satisfy.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from client_agent.claims import (
+from mcp_server.grounding.claims import (
     CLOSERS,
     LINE_MARKER,
     CitedIndex,

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from client_agent.citations import UNSUPPORTED_MARK, check_answer, enforce, supports
-from client_agent.claims import cited_ids, split_sentences
+from mcp_server.grounding.citations import UNSUPPORTED_MARK, check_answer, enforce, supports
+from mcp_server.grounding.claims import cited_ids, split_sentences
 
-HANDBOOK = Path(__file__).resolve().parents[2] / "corpora" / "handbook"
+HANDBOOK = Path(__file__).resolve().parents[3] / "corpora" / "handbook"
 
 # Evidence as the bundled handbook and demo database phrase it.
 VPN = "handbook:it/vpn-troubleshooting#1"
