@@ -95,20 +95,27 @@ def _session_manager(shared: SharedParts, tools: RetrievalTools, grant: Grant) -
     return server.session_manager
 
 
+GENERATION_FIELDS = ("generation", "created")
+"""What ``/healthz`` tells only authenticated requests on a server with tokens."""
+
+
 def generation_health(tools: RetrievalTools, *, name_contents: bool) -> dict[str, object]:
     """What ``/healthz`` reports about the generation being served.
 
-    Without ``name_contents`` (a tokens file is in use, and ``/healthz`` answers anyone) the
-    generation and its time, the corpus and database names and the document and chunk counts
-    are left out: anyone could otherwise watch every edit being published, or learn a team's size.
+    Without ``name_contents`` (a tokens file is in use) the corpus and database names and the
+    document and chunk counts are left out: they are for token holders only, and a client must
+    not learn another team's size. The generation and its time (:data:`GENERATION_FIELDS`) go
+    only to authenticated requests when tokens are in use (``http_app``), so nobody without a
+    token can watch every edit being published.
     """
     manifest = tools.retriever.manifest
     health: dict[str, object] = {
+        "generation": manifest.generation,
+        "created": manifest.created,
         "embedding_model": manifest.embedding_model,
         "vectors": manifest.vector_collection or "embedded",
     }
     if name_contents:
-        health["generation"], health["created"] = manifest.generation, manifest.created
         health["documents"], health["chunks"] = manifest.documents, manifest.chunks
         health["corpora"] = {c.name: {"documents": c.documents, "chunks": c.chunks} for c in tools.retriever.corpora()}
         health["database"] = tools.database.name if tools.database is not None else None

@@ -56,8 +56,9 @@ from mcp_server.jsonl_log import JsonlLog
 from mcp_server.settings import Settings
 from mcp_server.surface.server import CallRunner
 from mcp_server.team.audit import CallAudit
-from mcp_server.team.auth import BearerAuth
+from mcp_server.team.auth import BearerAuth, client_of
 from mcp_server.team.generation_app import (
+    GENERATION_FIELDS,
     MCP_PATH,
     GenerationApp,
     SharedParts,
@@ -134,7 +135,11 @@ def build_http_app(settings: Settings) -> Starlette:
     async def healthz(request: Request) -> Response:
         served = live.served
         ok = served.tools.retriever.generation.is_dir()
-        return JSONResponse({**served.health, "status": "ok" if ok else "missing"}, status_code=200 if ok else 503)
+        health = dict(served.health)
+        if registry is not None and client_of(request.scope) is None:  # anyone: no trace of when documents change
+            for field in GENERATION_FIELDS:
+                health.pop(field, None)
+        return JSONResponse({**health, "status": "ok" if ok else "missing"}, status_code=200 if ok else 503)
 
     routes: list[BaseRoute] = [Route("/healthz", healthz)]
     middleware: list[Middleware] = []

@@ -41,6 +41,7 @@ CLIENTS = {
     "leaver": (Grant(corpora=("teama",), sql=False), ClientLimits()),
     "separators": (Grant(corpora=("teama",), sql=False), ClientLimits()),  # its own rate budget for one call
     "url-token": (Grant(corpora=("teama",), sql=False), ClientLimits()),  # likewise: team-a's burst is spent by then
+    "listener": (Grant(corpora=("teama",), sql=False), ClientLimits()),  # likewise
 }
 
 
@@ -119,6 +120,8 @@ def test_healthz_answers_without_a_token_but_names_no_corpus_and_counts_nothing(
     assert health["status"] == "ok" and health["embedding_model"]
     assert not {"corpora", "database", "documents", "chunks", "generation", "created"} & set(health)
     assert "teamb" not in json.dumps(health)
+    authenticated = {"Authorization": f"Bearer {team_server.tokens['auditor']}"}
+    assert httpx.get(f"{team_server.http.url}/healthz", headers=authenticated).json()["generation"].startswith("gen-")
 
 
 # --- authorisation --------------------------------------------------------------------------------------
@@ -290,14 +293,18 @@ async def test_the_research_prompt_names_only_the_tools_the_client_has(team_serv
 
 @pytest.mark.slow
 def test_a_subscription_to_another_teams_document_is_refused_like_reading_it(team_server: TeamServer) -> None:
-    headers = {**MCP_HEADERS, "Authorization": f"Bearer {team_server.tokens['team-a']}",
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {team_server.tokens['listener']}",
                "MCP-Protocol-Version": "2026-07-28"}  # fmt: skip
+    envelope = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
 
     def post(method: str, params: dict[str, Any]) -> Any:
-        message = {"jsonrpc": "2.0", "id": 9, "method": method, "params": params}
-        return httpx.post(f"{team_server.http.url}/mcp", json=message, headers=headers, timeout=30).json()
+        message = {"jsonrpc": "2.0", "id": 9, "method": method, "params": {**params, "_meta": envelope}}
+        sent = {**headers, "Mcp-Method": method, **({"Mcp-Name": params["uri"]} if "uri" in params else {})}
+        return httpx.post(f"{team_server.http.url}/mcp", json=message, headers=sent, timeout=30).json()
 
+    granted = post("resources/read", {"uri": "doc://teama/badges"})
+    assert "contents" in granted.get("result", {}), granted  # a well-formed request
     for uri in ("doc://teamb/launch", "doc://nosuchteam/launch"):
         read = post("resources/read", {"uri": uri})
         listen = post("subscriptions/listen", {"notifications": {"resourceSubscriptions": [uri]}})
-        assert "error" in read and listen["error"] == read["error"], (read, listen)
+        assert read["error"]["data"] == {"uri": uri} and listen["error"] == read["error"], (read, listen)

@@ -127,7 +127,7 @@ async def test_adding_to_another_teams_corpus_changes_nothing_a_client_receives(
         second = ingest(settings).generation
         assert second is not None and second != first
         with anyio.fail_after(30):
-            while served_generations(server.http, probes=1) != {second}:
+            while served_generations(server.http, probes=1, token=server.tokens["team-a"]) != {second}:
                 await anyio.sleep(0.2)
 
         async with connect(server, "team-a") as client:

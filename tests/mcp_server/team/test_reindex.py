@@ -47,9 +47,11 @@ def run_ingest(settings: Settings) -> str:
     return generation
 
 
-def served_generations(server: HttpServer, probes: int = 12) -> set[str]:
-    """The generations /healthz reports over several requests (they spread over the workers)."""
-    return {httpx.get(f"{server.url}/healthz").json()["generation"] for _ in range(probes)}
+def served_generations(server: HttpServer, probes: int = 12, token: str | None = None) -> set[str]:
+    """The generations /healthz reports over several requests (they spread over the workers); with tokens in
+    use it reports them to a request that carries one only."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return {httpx.get(f"{server.url}/healthz", headers=headers).json()["generation"] for _ in range(probes)}
 
 
 @pytest.mark.slow
@@ -149,7 +151,7 @@ async def test_after_a_reingest_a_team_token_still_reads_only_its_corpora_within
         write_version(FUELS[1])
         published = run_ingest(settings)
         with anyio.fail_after(30):
-            while served_generations(server.http, probes=1) != {published}:
+            while served_generations(server.http, probes=1, token=tokens["team-a"]) != {published}:
                 await anyio.sleep(0.2)
         health = httpx.get(f"{server.http.url}/healthz").json()
         assert "documents" not in health and "corpora" not in health and "teamb" not in json.dumps(health)
