@@ -175,7 +175,7 @@ BAD_CALLS = [
     pytest.param("hybrid_search", {"query": "x", "filters": {"tags": [f"t{n}" for n in range(1_000)]}},
                  "filters.tags: at most 20", id="1000-tags"),
     pytest.param("keyword_search", {"query": "x", "topk": 3},
-                 "unknown argument 'topk'; this tool takes query, corpus, top_k, filters", id="unknown-argument"),
+                 "unknown argument 'topk'; this tool takes query, corpus, top_k, filters, min_score", id="unknown-argument"),
     pytest.param("vector_search", {"top_k": 3}, "query: missing; expected a string", id="missing-query"),
     pytest.param("get_document", {"doc_id": 7}, "doc_id: expected a string, got 7", id="doc-id-number"),
     pytest.param("sql_query", {"sql": "SELECT ?", "params": "abc"},
@@ -222,7 +222,7 @@ async def test_wrong_arguments_get_one_plain_line_each_not_a_validation_dump(cli
     assert result.is_error
     assert text_of(result).splitlines() == [
         "Invalid arguments for hybrid_search:",
-        "- unknown argument 'topk'; this tool takes query, corpus, top_k, filters",
+        "- unknown argument 'topk'; this tool takes query, corpus, top_k, filters, min_score",
         "- query: expected a string, got 5",
         "- top_k: expected an integer, got 'many'",
         "- filters.date_from: expected a date (YYYY-MM-DD) (or null), got 'soon'",

@@ -90,7 +90,7 @@ def test_first_start_answers_at_once_builds_in_the_background_and_stdout_carries
         assert initialized["serverInfo"]["name"] == "agentic-rag-mcp"
         assert initialized["capabilities"]["tools"]["listChanged"] is True
         listed = peer.request(2, "tools/list", {})
-        assert len(listed["result"]["tools"]) == 5
+        assert len(listed["result"]["tools"]) == 6
         peer.wait_for_notification("notifications/tools/list_changed")  # the first generation is published
         called = peer.request(3, "tools/call", {"name": "keyword_search", "arguments": {"query": "ACME-E7731"}})
         assert called["result"]["structuredContent"]["hits"][0]["citation"]["id"].startswith("acme:engineering/")

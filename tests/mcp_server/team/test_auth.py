@@ -134,7 +134,13 @@ async def test_team_a_neither_sees_nor_reads_team_b(team_server: TeamServer) -> 
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         assert set(tools) == {*SEARCHES, "get_document", "check_answer"}
         for tool in tools.values():
-            assert {"type": "string", "enum": ["teama"]} in tool.input_schema["properties"]["corpus"]["anyOf"]
+            if tool.name != "check_answer":  # it takes no corpus: ids name theirs
+                assert {"type": "string", "enum": ["teama"]} in tool.input_schema["properties"]["corpus"]["anyOf"]
+        launch = "Project quokka launches in March with a budget of 42 million [{}]."
+        other = await client.call_tool("check_answer", {"answer": launch.format("teamb:launch#0")})
+        absent = await client.call_tool("check_answer", {"answer": launch.format("teamb:nothing#0")})
+        swap = "teamb:nothing#0", "teamb:launch#0"
+        assert text_of(other) == text_of(absent).replace(*swap) and "unknown_id" in text_of(other)
         listing = json.dumps([tool.model_dump(mode="json") for tool in tools.values()]) + (client.instructions or "")
         assert "teama" in listing and "Team A's onboarding handbook" in listing
         assert "teamb" not in listing and "launch plans" not in listing and "SQL database" not in listing
@@ -168,7 +174,7 @@ async def test_team_a_neither_sees_nor_reads_team_b(team_server: TeamServer) -> 
 async def test_team_b_reads_its_corpus_and_queries_sql(team_server: TeamServer) -> None:
     async with connect(team_server, "team-b") as client:
         tools = {tool.name for tool in (await client.list_tools()).tools}
-        assert tools == {*SEARCHES, "get_document", "sql_query"}
+        assert tools == {*SEARCHES, "get_document", "check_answer", "sql_query"}
         hits = await client.call_tool("keyword_search", {"query": "quokka"})
         assert hits.structured_content is not None
         assert {hit["citation"]["corpus"] for hit in hits.structured_content["hits"]} == {"teamb"}
