@@ -122,7 +122,8 @@ def ingest_command(settings: Settings, targets: tuple[str, ...], rebuild: bool, 
                 f"host's config) does. To drop it from the index instead: ragmcp corpus remove {c.name}",
                 highlight=False,
             )
-    print_database_report(settings)
+    if not targets or any(c.name in served for c in report.corpora):  # not for a folder these settings do not serve
+        print_database_report(settings)
     skipped = sum(len(c.skipped) for c in report.corpora)
     if strict and skipped:
         raise click.ClickException(f"{skipped} files skipped (--strict); fix or remove them, or exclude their suffixes")

@@ -153,8 +153,9 @@ def _refusals(corpora: list[CorpusInfo], granted_sql: bool, has_database: bool =
     sql = granted_sql and has_database
     if not corpora:
         refusals |= {
-            name: f"{name} is not available to this client: its token grants no corpora. Ask the server's "
-            "operator for a token with a corpus grant" + (", or use sql_query for records." if sql else ".")
+            name: f"{name} is not available to this client: its token grants none of the corpora this "
+            "server serves. Ask the server's operator for a token that grants one of them"
+            + (", or use sql_query for records." if sql else ".")
             for name in [f"{mode}_search" for mode in SEARCH_MODES] + ["get_document", "check_answer"]
         }
     if not has_database:

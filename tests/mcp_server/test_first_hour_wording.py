@@ -34,3 +34,9 @@ def test_install_print_says_nothing_was_written(tmp_path: Path) -> None:
     assert "nothing was written" in printed.stderr
     assert "restart Claude Desktop to start the server" not in printed.stderr
     assert not any(tmp_path.rglob("claude_desktop_config.json"))
+
+
+def test_ingesting_an_unconfigured_folder_says_nothing_about_the_demo_database(tmp_path: Path) -> None:
+    write_doc(tmp_path / "legal", "a.md", "A", "Alpha.")
+    ingested = _ragmcp(tmp_path, "ingest", str(tmp_path / "legal"), RAGMCP_DATA_DIR=str(tmp_path / "data"))
+    assert "legal: 1 added" in ingested.stderr and "database" not in ingested.stderr

@@ -35,11 +35,21 @@ async def test_a_sql_only_grant_lists_no_search_and_refuses_it_clearly(tools: Re
         assert "Corpora" not in (client.instructions or "") and "SQL database (company)" in (client.instructions or "")
         refused = await client.call_tool("hybrid_search", {"query": "wombat"})
         assert refused.is_error and text_of(refused) == (
-            "hybrid_search is not available to this client: its token grants no corpora. Ask the server's operator "
-            "for a token with a corpus grant, or use sql_query for records."
+            "hybrid_search is not available to this client: its token grants none of the corpora this server serves. "
+            "Ask the server's operator for a token that grants one of them, or use sql_query for records."
         )
         missing = await client.call_tool("no_such_tool", {})
         assert missing.is_error and "Unknown tool: no_such_tool" in text_of(missing)
+
+
+async def test_a_grant_of_corpora_not_served_here_is_told_so_in_the_words_of_an_empty_grant(
+    tools: RetrievalTools,
+) -> None:
+    server = build_server(tools.settings, tools, grant=Grant(corpora=("archive",), sql=False))
+    async with Client(server) as client:
+        refused = await client.call_tool("hybrid_search", {"query": "wombat"})
+        assert refused.is_error and "grants none of the corpora this server serves" in text_of(refused)
+        assert "grants no corpora" not in text_of(refused)
 
 
 async def test_a_grant_of_every_corpus_covers_all_of_them(tools: RetrievalTools) -> None:
