@@ -42,6 +42,8 @@ CLIENTS = {
     "separators": (Grant(corpora=("teama",), sql=False), ClientLimits()),  # its own rate budget for one call
     "url-token": (Grant(corpora=("teama",), sql=False), ClientLimits()),  # likewise: team-a's burst is spent by then
     "listener": (Grant(corpora=("teama",), sql=False), ClientLimits()),  # likewise
+    "prompt-no-sql": (Grant(corpora=("teama",), sql=False), ClientLimits()),  # likewise
+    "prompt-sql": (Grant(corpora=("teamb",), sql=True), ClientLimits()),  # likewise
 }
 
 
@@ -290,7 +292,7 @@ async def test_an_audit_record_holding_unicode_line_separators_is_one_line(team_
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_the_research_prompt_names_only_the_tools_the_client_has(team_server: TeamServer) -> None:
-    async with connect(team_server, "team-a") as no_sql, connect(team_server, "team-b") as with_sql:
+    async with connect(team_server, "prompt-no-sql") as no_sql, connect(team_server, "prompt-sql") as with_sql:
         without = (await no_sql.get_prompt("research", {"question": "Who leads quokka?"})).messages[0].content
         with_ = (await with_sql.get_prompt("research", {"question": "Who leads quokka?"})).messages[0].content
     assert "sql_query" not in without.text and "hybrid_search" in without.text  # type: ignore[union-attr]
