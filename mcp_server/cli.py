@@ -27,6 +27,7 @@ from mcp_server.indexing.watch_cli import watch
 from mcp_server.indexing.ingest import IngestReport, ingest
 from mcp_server.indexing.run_report import load_run_report
 from mcp_server.indexing.watch import start_watching
+from mcp_server.indexing.recorded_settings import setting_assignment
 from mcp_server.install.cli import install
 from mcp_server.models import Hit, SearchFilters, describe_location
 from mcp_server.progress import stderr_progress
@@ -276,7 +277,7 @@ def status(settings: Settings, as_json: bool) -> None:
             "index": str(retriever.generation), "built": True, "generation": manifest.generation,
             "created": manifest.created, "embedding_model": manifest.embedding_model,
             "dimension": manifest.dimension, "documents": manifest.documents, "chunks": manifest.chunks,
-            "corpora": [c.model_dump() for c in corpora], "not_configured": retriever.unserved, "database": database,
+            "index_settings": manifest.settings, "corpora": [c.model_dump() for c in corpora], "not_configured": retriever.unserved, "database": database,
             "last_ingest": last_ingest,
         }
     finally:
@@ -287,6 +288,9 @@ def status(settings: Settings, as_json: bool) -> None:
     click.echo(f"index: {info['index']}\ncreated: {manifest.created}")
     click.echo(f"embedding model: {manifest.embedding_model} ({manifest.dimension}-d)")
     click.echo(f"{manifest.documents} documents, {manifest.chunks} chunks")
+    if manifest.settings is not None:
+        recorded = " ".join(setting_assignment(name, value) for name, value in manifest.settings.items())
+        click.echo(f"indexed with: {recorded} (change with: ragmcp ingest --rebuild)")
     for c in corpora:
         click.echo(f"  {c.name}: {c.documents} documents, {c.chunks} chunks — {textwrap.shorten(c.description, 90)}")
     if retriever.unserved:

@@ -187,6 +187,16 @@ class SqlResult(PublishedModel):
     sql: str = Field(description="The normalised SQL that ran.")
 
 
+MAX_LISTED_SKIPS = 100  # skipped files a corpus listing names; skipped_count counts them all
+
+
+class SkippedFileInfo(PublishedModel):
+    """A file in a corpus's folder that is not in the index."""
+
+    source: str = Field(description="The file's path inside the corpus folder.")
+    reason: str = Field(description="Why it is not in the index, and what its owner can do about it.")
+
+
 class CorpusInfo(PublishedModel):
     """A corpus in the index, with the description that tells a model when to use it."""
 
@@ -197,6 +207,14 @@ class CorpusInfo(PublishedModel):
     chunks: int
     indexed: bool = Field(
         default=True, description="False while the corpus is still being indexed: it cannot be searched yet."
+    )
+    skipped_count: int = Field(
+        default=0,
+        description="Files in the corpus folder that could not be indexed (unreadable, too large, ...): nothing in "
+        "them can be found. When a question may be about one, tell the user it could not be read.",
+    )
+    skipped: list[SkippedFileInfo] = Field(
+        default_factory=list, description=f"The first {MAX_LISTED_SKIPS} of those files by path, each with why."
     )
 
 

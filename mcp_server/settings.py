@@ -41,6 +41,16 @@ from mcp_server.stores.keyword import IdfFormula
 
 APP_NAME = "agentic-rag-mcp"
 
+# The settings that decide what an index holds from the same files: which files are read, how far and with
+# what help (OCR). The index records them (:meth:`Settings.index_settings`) and every later ingestion of it
+# uses the recorded values until ``ragmcp ingest --rebuild`` records new ones, so a desktop host's server and
+# the CLI on one data dir index alike. The embedding model is recorded and checked on its own (a model change
+# needs a rebuild), and chunking is set per corpus in its corpus.toml.
+INDEX_SETTINGS = (
+    "max_file_mb", "max_document_chunks", "max_unzipped_mb", "max_sheet_cells",
+    "reader_memory_mb", "read_timeout_s", "page_timeout_s", "ocr", "ocr_max_pages",
+)  # fmt: skip
+
 
 def bundled_corpora_dir() -> Path:
     """The demo corpora: inside the installed package (wheel) or at the repository root (checkout)."""
@@ -325,6 +335,15 @@ class Settings(BaseSettings):
                 value = value.get_secret_value()
             env[f"RAGMCP_{name.upper()}"] = str(value)
         return env
+
+    def index_settings(self) -> dict[str, Any]:
+        """The values of :data:`INDEX_SETTINGS`, as an index records them."""
+        return {name: getattr(self, name) for name in INDEX_SETTINGS}
+
+    def with_index_settings(self, recorded: dict[str, Any]) -> Settings:
+        """These settings with an index's recorded :data:`INDEX_SETTINGS` in place of their own."""
+        known = {name: value for name, value in recorded.items() if name in INDEX_SETTINGS}
+        return type(self)(**{**self.model_dump(include=self.model_fields_set), **known})
 
     @property
     def embedding_server(self) -> EmbeddingServer:

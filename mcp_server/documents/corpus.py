@@ -328,7 +328,8 @@ def _follow_link(link: Path, relpath: str, root: Path, suffixes: frozenset[str],
         return
     elif not target.is_relative_to(root):
         scan.skipped.append(
-            SkippedFile(relpath, f"symlink to {target}, outside the corpus folder; copy the file into the folder")
+            # The target's path stays out of the reason: reasons are listed to every client of the corpus.
+            SkippedFile(relpath, "symlink to a file outside the corpus folder; copy the file into the folder")
         )
     elif target.is_file():
         yield _source_file(link, relpath)

@@ -35,6 +35,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from mcp_server.errors import EmbeddingModelMismatchError, IndexMissingError
 
@@ -59,6 +60,7 @@ class Manifest:
     chunks: int
     vector_collection: str | None = None  # the Chroma server collections' name prefix; None: embedded in chroma/
     layout: int = 1  # how the stores are arranged (STORE_LAYOUT when written by this version)
+    settings: dict[str, Any] | None = None  # the INDEX_SETTINGS it was built with; None: not recorded (older version)
 
     def check_model(self, model: str, dimension: int | None = None) -> None:
         """Refuse another model, or the same one now giving vectors of another length than the index holds."""

@@ -51,6 +51,7 @@ from mcp_server.errors import IngestError
 from mcp_server.indexing.build_status import INDEXING_PHASE, BuildRecord, BuildStatus, read_build_status
 from mcp_server.indexing.configured import check_unique_name, configured_corpora
 from mcp_server.indexing.keyword_writer import KeywordWriter, open_keyword_writer
+from mcp_server.indexing.recorded_settings import adopt_recorded
 from mcp_server.indexing.generations import (
     STORE_LAYOUT,
     IndexLayout,
@@ -128,6 +129,7 @@ class IngestReport:
     chunks_embedded: int = 0  # embeddings computed by the model (not taken from the cache)
     seconds: float = 0.0
     embed_seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)  # what the run did differently from what was asked
 
     def add(self, written: _Written) -> None:
         self.chunks_written += written.chunks
@@ -136,15 +138,13 @@ class IngestReport:
 
     def lines(self) -> list[str]:
         """What the run did, one line per corpus and one for the index, for a terminal or a log."""
-        lines = [
-            line
-            for c in self.corpora
-            for line in [
-                *c.skip_lines(),
+        lines = list(self.notes)
+        for c in self.corpora:
+            lines += c.skip_lines()
+            lines.append(
                 f"{c.name}: {len(c.added)} added, {len(c.changed)} changed, {len(c.deleted)} deleted, "
-                f"{c.unchanged} unchanged" + (f", {len(c.skipped)} skipped" if c.skipped else ""),
-            ]
-        ]
+                f"{c.unchanged} unchanged" + (f", {len(c.skipped)} skipped" if c.skipped else "")
+            )
         if self.generation is None:
             return [*lines, "index is up to date; nothing to do"]
         return [
@@ -158,6 +158,7 @@ class IngestReport:
         return {
             "generation": self.generation,
             "seconds": round(self.seconds, 3),
+            "notes": self.notes,
             "corpora": [
                 {
                     "name": c.name, "added": len(c.added), "changed": len(c.changed), "deleted": len(c.deleted),
@@ -276,6 +277,7 @@ def remove_corpora(
         if current is None:
             return None
         manifest = read_manifest(current)
+        settings, _ = adopt_recorded(settings, manifest.settings)  # what is kept stays as it was indexed
         previous = DocumentStore(current / "docstore.sqlite", read_only=True)
         doomed = [c.name for c in previous.corpora() if c.name in names]
         previous.close()
@@ -361,10 +363,15 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
     embedder = load_embedder(settings.embedding_model, settings.embedding_config, settings.embedding_server)
     current = layout.current()
     current_manifest = read_manifest(current) if current is not None else None
+    notes: list[str] = []
+    if current_manifest is not None and not rebuild:  # a rebuild asked for records this process's settings
+        settings, note = adopt_recorded(settings, current_manifest.settings)
+        notes += [note] if note else []
     known: dict[str, Path] = {}
     stored_fingerprints: dict[str, dict[str, str]] = {}
     stored_skips: dict[str, dict[str, StoredSkip]] = {}
     stored_corpora: dict[str, StoredCorpus] = {}
+    stored_unindexed: dict[str, list[tuple[str, str]]] = {}
     # Vectors move to a Chroma server by copying; back from one, they are rebuilt (from the embedding cache).
     backend_changed = current_manifest is not None and (
         (current_manifest.vector_collection is not None) != (settings.chroma_url is not None)
@@ -379,6 +386,7 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
             stored_corpora = {c.name: c for c in previous.corpora()}
             stored_fingerprints = {name: previous.fingerprints(name) for name in known}
             stored_skips = {name: previous.skips(name) for name in known}
+            stored_unindexed = previous.unindexed()
         previous.close()
         if rebuild:
             current = current_manifest = None
@@ -395,10 +403,11 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
     finally:
         fingerprints.close()
     corpora_changed = any(stored_corpora.get(cfg.name) != _stored_corpus(cfg) for cfg in configs)
+    corpora_changed = corpora_changed or any(stored_unindexed.get(p.config.name, []) != p.unindexed() for p in plans)
     reports = [plan.report for plan in plans]
     unchanged = not corpora_changed and not backend_changed and not any(p.has_changes for p in plans)
     if current is not None and unchanged:
-        return IngestReport(corpora=reports, generation=None, seconds=time.perf_counter() - started)
+        return IngestReport(corpora=reports, generation=None, seconds=time.perf_counter() - started, notes=notes)
 
     # Before staging anything: the model must answer (a server may be down), with the index's dimension.
     dimension = embedder.dimension
@@ -409,7 +418,7 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
     staging = layout.stage(name, copy_current=current is not None, skip=("chroma",) if collection else ())
     vectors = _staging_vectors(staging, collection, current, current_manifest, embedder, settings)
     report = _build(staging, configs, plans, vectors, embedder, settings, progress)
-    report.corpora = reports
+    report.corpora, report.notes = reports, notes
     report.generation = _publish(layout, staging, name, embedder, collection, settings).generation
     report.seconds = time.perf_counter() - started
     return report
@@ -431,6 +440,7 @@ def _publish(
         chunks=sum(c for _, c in counts.values()),
         vector_collection=collection,
         layout=STORE_LAYOUT,
+        settings=settings.index_settings(),
     )
     layout.publish(staging, manifest)
     _drop_vectors_of(settings, layout.remove_stale())
@@ -478,6 +488,10 @@ class _Plan:
     @property
     def has_changes(self) -> bool:
         return bool(self.report.added or self.report.changed or self.report.deleted)
+
+    def unindexed(self) -> list[tuple[str, str]]:
+        """The corpus's files left out of the index, as the docstore lists them for clients."""
+        return [(skip.source, skip.reason) for skip in self.report.skipped]
 
 
 def _plan(
@@ -595,6 +609,8 @@ def _build(
                     batch = []
         if batch:
             report.add(_write_batch(batch, cache, embedder, vectors, keyword_writer, settings))
+        for plan in plans:
+            docstore.set_unindexed(plan.config.name, plan.unindexed())
         keyword_writer.finish(progress)
         keyword_writer = None
         docstore.commit()

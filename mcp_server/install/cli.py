@@ -31,19 +31,23 @@ def _say(line: str) -> None:
 @click.option("--watch", is_flag=True, help="The server re-indexes the folders when their files change.")
 @click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False),
               help="Write into this file instead of the host's user-wide one, e.g. a project's .mcp.json.")
+@click.option("--env", "env_pairs", multiple=True, metavar="RAGMCP_NAME=VALUE",
+              help="A setting for the host's server (repeatable), e.g. --env RAGMCP_OCR=off.")
 @click.option("--force", is_flag=True, help="Replace a server of the same name.")
 @click.option("--print", "print_only", is_flag=True, help="Print the block to add instead of writing it.")
 @click.pass_obj
 @handle_errors
 def install(
     settings: Settings, host_name: str, corpora: tuple[Path, ...], data_dir: Path | None, name: str, watch: bool,
-    config_path: Path | None, force: bool, print_only: bool,
+    env_pairs: tuple[str, ...], config_path: Path | None, force: bool, print_only: bool,
 ) -> None:
     """Add this server to HOST's MCP configuration (claude-desktop, cursor, claude-code, vscode).
 
     The entry starts this installation's ragmcp by its absolute path, with your folders
     (--corpus) and the index location (--data-dir) as RAGMCP_* variables; RAGMCP_*
-    settings of the current environment are carried over too. The previous config file is
+    settings of the current environment are carried over too, and --env adds more. The
+    server indexes with the settings the index records, like every ingestion (ragmcp
+    status shows them; ragmcp ingest --rebuild changes them). The previous config file is
     kept beside it as a timestamped .bak; a server of the same name is replaced only with
     --force. Restart the host afterwards.
     """
@@ -55,7 +59,8 @@ def install(
     if not corpora and "corpora" in settings.model_fields_set:
         corpora = tuple(settings.corpora)  # from RAGMCP_CORPORA
     settings = with_overrides(
-        settings, data_dir=(data_dir or settings.data_dir).absolute(), corpora=[p.absolute() for p in corpora] or None
+        settings, data_dir=(data_dir or settings.data_dir).absolute(), corpora=[p.absolute() for p in corpora] or None,
+        **_settings_from(env_pairs),
     )
     launch = server_launch(settings, watch)
     target = config_path or host.config_path()
@@ -71,6 +76,23 @@ def install(
             kept = f" (previous version kept as {written.backup})" if written.backup else ""
             _say(f"{verb} server {name!r} in {target}{kept}")
     _explain(host, name, launch, settings, in_user_file=config_path is None, written=not print_only)
+
+
+def _settings_from(env_pairs: tuple[str, ...]) -> dict[str, str]:
+    """``--env RAGMCP_NAME=VALUE`` options as settings (validated with the others)."""
+    fields = set(Settings.model_fields)
+    chosen = {}
+    for pair in env_pairs:
+        key, equals, value = pair.partition("=")
+        name = key.strip().upper().removeprefix("RAGMCP_").lower()
+        if not equals or not key.strip().upper().startswith("RAGMCP_") or name not in fields:
+            raise click.BadParameter(
+                f"{pair!r} is not RAGMCP_NAME=VALUE for a setting ragmcp has (the README's Configuration section lists them), "
+                "e.g. --env RAGMCP_OCR=off",
+                param_hint="--env",
+            )
+        chosen[name] = value
+    return chosen
 
 
 def _explain(host: Host, name: str, launch: Launch, settings: Settings, in_user_file: bool, written: bool) -> None:

@@ -34,10 +34,12 @@ from mcp_server.indexing.generations import STORE_LAYOUT, GenerationLease, Index
 from mcp_server.models import (
     ChunkSpan,
     Citation,
+    MAX_LISTED_SKIPS,
     CorpusInfo,
     DocumentView,
     Hit,
     SearchFilters,
+    SkippedFileInfo,
     citation_id,
 )
 from mcp_server.retrieval.fusion import (
@@ -94,6 +96,7 @@ class Retriever:
         # A published generation never changes, so its counts are read once (a count of a 1M-chunk
         # table takes about 85 ms, too much for every search's listing of what is indexed).
         self._counts = self._docstore.counts()
+        self._unindexed = self._docstore.unindexed()
         self._vectors_opened: Future[ChromaStore] = Future()
         if vectors_in_background:
             threading.Thread(target=self._open_vectors, name="open-vectors", daemon=True).start()
@@ -167,6 +170,11 @@ class Retriever:
             CorpusInfo(
                 name=c.name, description=c.description, language=c.language,
                 documents=counts.get(c.name, (0, 0))[0], chunks=counts.get(c.name, (0, 0))[1],
+                skipped_count=len(self._unindexed.get(c.name, [])),
+                skipped=[
+                    SkippedFileInfo(source=source, reason=reason)
+                    for source, reason in self._unindexed.get(c.name, [])[:MAX_LISTED_SKIPS]
+                ],
             )
             for c in self._readable(scope).values()
         ]

@@ -2,7 +2,8 @@
 
 It is the index's source of truth for text and metadata: search hits are joined to it
 for their citation records, metadata filters are resolved in it, and ingestion compares
-fingerprints against it to find what changed.
+fingerprints against it to find what changed. It also lists each corpus's files that are
+not in the index with the reason (``unindexed_files``), for clients to tell their users.
 """
 
 from __future__ import annotations
@@ -60,6 +61,12 @@ CREATE TABLE IF NOT EXISTS skipped_files (
     fingerprint TEXT NOT NULL,
     reason TEXT NOT NULL,
     PRIMARY KEY (corpus, doc_id)
+);
+CREATE TABLE IF NOT EXISTS unindexed_files (
+    corpus TEXT NOT NULL,
+    source TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    PRIMARY KEY (corpus, source)
 );
 """
 # Columns added after the first release, so that a docstore built before gains them when staged
@@ -141,9 +148,9 @@ class DocumentStore:
             table: ", ".join(name if name in present[table] else f"NULL AS {name}" for name, _ in columns)
             for table, columns in ADDED_COLUMNS.items()
         }
-        self._has_skips = "skipped_files" in {
-            row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        }
+        tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        self._has_skips = "skipped_files" in tables
+        self._has_unindexed = "unindexed_files" in tables
         self._lock = threading.Lock()
 
     def _columns(self, table: str) -> set[str]:
@@ -167,7 +174,7 @@ class DocumentStore:
 
     def remove_corpus(self, name: str) -> None:
         with self._lock:
-            for table in ("chunks", "document_tags", "documents", "skipped_files"):
+            for table in ("chunks", "document_tags", "documents", "skipped_files", "unindexed_files"):
                 self._db.execute(f"DELETE FROM {table} WHERE corpus = ?", (name,))
             self._db.execute("DELETE FROM corpora WHERE name = ?", (name,))
 
@@ -218,6 +225,14 @@ class DocumentStore:
                 (corpus, skip.doc_id, skip.source, skip.fingerprint, skip.reason),
             )
 
+    def set_unindexed(self, corpus: str, files: Iterable[tuple[str, str]]) -> None:
+        """Replace the list of a corpus's files left out of the index: (source, reason) pairs."""
+        with self._lock:
+            self._db.execute("DELETE FROM unindexed_files WHERE corpus = ?", (corpus,))
+            self._db.executemany(
+                "INSERT OR REPLACE INTO unindexed_files VALUES (?, ?, ?)", [(corpus, *file) for file in files]
+            )
+
     def forget_skip(self, corpus: str, doc_id: str) -> None:
         with self._lock:
             self._forget_skip(corpus, doc_id)
@@ -255,6 +270,17 @@ class DocumentStore:
                 "SELECT doc_id, source, fingerprint, reason FROM skipped_files WHERE corpus = ?", (corpus,)
             ).fetchall()
         return {row[0]: StoredSkip(*row) for row in rows}
+
+    def unindexed(self) -> dict[str, list[tuple[str, str]]]:
+        """Every corpus's files left out of the index, as (source, reason) in path order."""
+        if not self._has_unindexed:
+            return {}
+        listed: dict[str, list[tuple[str, str]]] = {}
+        with self._lock:
+            rows = self._db.execute("SELECT corpus, source, reason FROM unindexed_files ORDER BY corpus, source")
+            for corpus, source, reason in rows:
+                listed.setdefault(corpus, []).append((source, reason))
+        return listed
 
     def document(self, corpus: str, doc_id: str) -> StoredDocument | None:
         with self._lock:

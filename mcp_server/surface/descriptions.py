@@ -57,6 +57,7 @@ SEARCH_DESCRIPTIONS = {
     ),
 }
 
+CORPORA_LISTING = "the ragmcp://corpora resource"  # where each corpus's unreadable files are listed, with why
 SEARCH_TITLES = {"hybrid": "Hybrid search", "vector": "Semantic search", "keyword": "Keyword search"}
 
 QUERY = "What to search for: a question or key terms, 1 to {max_query_chars:,} characters."
@@ -201,11 +202,18 @@ def limits(settings: Settings) -> dict[str, int | float]:
     }
 
 
+def unreadable(count: int) -> str:
+    """How many of a corpus's files could not be read, as a clause."""
+    return "1 file could not be read" if count == 1 else f"{count:,} files could not be read"
+
+
 def corpus_parameter(corpora: list[CorpusInfo], purpose: str) -> str:
     """The description of a ``corpus`` parameter: ``purpose``, then each corpus and what it is for."""
     lines = [purpose, "Available corpora:"]
     lines += [
-        f"- {c.name} ({f'{c.documents} documents' if c.indexed else 'being indexed'}): {' '.join(c.description.split())}"
+        f"- {c.name} ({f'{c.documents} documents' if c.indexed else 'being indexed'}"
+        + (f"; {unreadable(c.skipped_count)}, listed in {CORPORA_LISTING}" if c.skipped_count else "")
+        + f"): {' '.join(c.description.split())}"
         for c in corpora
     ]
     return "\n".join(lines)

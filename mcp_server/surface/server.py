@@ -410,7 +410,8 @@ def _add_resources(surface: _Surface, sql: bool) -> None:
 
     @server.resource(
         CORPORA_URI, name="corpora", title="Corpora", mime_type="application/json",
-        description="The searchable corpora: name, what each holds and when to use it, document and chunk counts.",
+        description="The searchable corpora: name, what each holds and when to use it, document and chunk counts, "
+        "and the files that could not be indexed, each with why (tell the user when a question may be about one).",
     )  # fmt: skip
     def corpora_resource() -> str:  # read when asked: a stdio server follows new index generations
         return json.dumps([c.model_dump() for c in tools.corpora(scope)], ensure_ascii=False, indent=2)

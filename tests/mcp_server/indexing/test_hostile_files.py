@@ -176,7 +176,12 @@ def test_a_refusal_under_a_limit_is_read_again_when_the_limit_is_raised(tmp_path
     assert [skip.source for skip in first.corpora[0].skipped] == ["long.md"]
     assert "raise RAGMCP_MAX_DOCUMENT_CHUNKS" in first.corpora[0].skipped[0].reason
 
-    second = ingest(Settings(data_dir=data, corpora=[corpus]))
+    raised = Settings(data_dir=data, corpora=[corpus])
+    kept = ingest(raised)  # the limit the index was built with stays until a rebuild asks otherwise
+    assert [skip.source for skip in kept.corpora[0].skipped] == ["long.md"]
+    assert any("RAGMCP_MAX_DOCUMENT_CHUNKS=2" in note for note in kept.notes)
+
+    second = ingest(raised, rebuild=True)
 
     assert second.corpora[0].skipped == [] and second.corpora[0].added == ["long"]
 

@@ -191,3 +191,21 @@ async def test_the_written_entry_starts_a_working_server(tmp_path: Path, notes: 
                 await anyio.sleep(0.5)
         assert "[my-notes:compost#0]" in text_of(result)
     assert (tmp_path / "index" / "index" / "CURRENT").is_file()
+
+
+def test_env_options_go_into_the_entry_and_bad_ones_are_refused(tmp_path: Path, notes: Path) -> None:
+    home = tmp_path / "home"
+    done = install(home, "cursor", "--corpus", str(notes), "--env", "RAGMCP_OCR=off", "--env", "ragmcp_max_file_mb=200",
+                   "--print")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    env = json.loads(done.stdout)["mcpServers"]["agentic-rag"]["env"]
+    assert env["RAGMCP_OCR"] == "off" and env["RAGMCP_MAX_FILE_MB"] == "200.0"
+    for pair, complaint in [
+        ("OCR=off", "'OCR=off' is not RAGMCP_NAME=VALUE for a setting ragmcp has"),
+        ("RAGMCP_COLOUR=blue", "'RAGMCP_COLOUR=blue' is not RAGMCP_NAME=VALUE"),
+        ("RAGMCP_OCR", "'RAGMCP_OCR' is not RAGMCP_NAME=VALUE"),
+        ("RAGMCP_OCR=sometimes", "invalid settings: ocr:"),
+    ]:
+        refused = install(home, "cursor", "--corpus", str(notes), "--env", pair, "--print")
+        assert refused.returncode != 0 and complaint in refused.stderr, refused.stderr
+        assert refused.stdout == ""

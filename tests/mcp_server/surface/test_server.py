@@ -298,7 +298,7 @@ async def test_resources_list_corpora_schema_and_documents(client: Client, acme:
 
     corpora = json.loads(_resource_text(await client.read_resource(CORPORA_URI)))
     assert corpora == [{"name": "acme", "description": corpora[0]["description"], "language": "en",
-                        "documents": 6, "chunks": corpora[0]["chunks"], "indexed": True}]  # fmt: skip
+                        "documents": 6, "chunks": corpora[0]["chunks"], "indexed": True, "skipped_count": 0, "skipped": []}]  # fmt: skip
     schema = json.loads(_resource_text(await client.read_resource(SCHEMA_URI)))
     assert [table["name"] for table in schema][:2] == ["departments", "employees"]
     document = _resource_text(await client.read_resource("doc://acme/policies/travel"))

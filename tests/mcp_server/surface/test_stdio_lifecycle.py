@@ -169,6 +169,30 @@ def test_search_during_the_build_says_so_when_the_data_dir_holds_another_index(
         build.join(120)
 
 
+def test_files_that_could_not_be_read_are_listed_for_the_host_until_they_are_mended(
+    notes: Path, tmp_path: Path, serve: Any
+) -> None:
+    (notes / "invoice.docx").write_bytes(b"PK\x03\x04 not a real Word file")
+    settings = Settings(data_dir=tmp_path / "data", corpora=[notes], database="none", reload_interval_s=0.2)
+    assert ragmcp(settings, "ingest").returncode == 0
+    server = serve(settings)
+    server.peer.initialize()
+
+    [listing] = server.corpora_resource()
+    assert listing["skipped_count"] == 1 and [s["source"] for s in listing["skipped"]] == ["invoice.docx"]
+    assert "docx" in listing["skipped"][0]["reason"].lower() or "word" in listing["skipped"][0]["reason"].lower()
+    corpus = server.tools()["hybrid_search"]["inputSchema"]["properties"]["corpus"]["description"]
+    assert "- notes (3 documents; 1 file could not be read, listed in the ragmcp://corpora resource)" in corpus
+
+    (notes / "invoice.docx").unlink()
+    assert ragmcp(settings, "ingest").returncode == 0  # another process mends the folder: the host server follows
+    server.wait_until_indexed()
+    [listing] = server.corpora_resource()
+    assert (listing["skipped_count"], listing["skipped"]) == (0, [])
+    assert "could not be read" not in server.tools()["hybrid_search"]["inputSchema"]["properties"]["corpus"]["description"]
+    server.stop()
+
+
 def test_three_servers_started_at_once_on_an_empty_data_dir_share_one_build(
     notes: Path, tmp_path: Path, serve: Any
 ) -> None:

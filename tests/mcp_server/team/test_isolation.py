@@ -2,9 +2,10 @@
 
 A team server over real HTTP serves three corpora; team A's token reads two of them (so
 searches over several corpora are covered), team B's the third. Everything A can ask for
-(tool listing, resources, every search tool with and without corpus and filters,
-``get_document``, error texts) is recorded, a document holding A's query words is added
-to B's corpus and the index rebuilt, and A's record must be identical byte for byte.
+(tool listing, resources with the files that could not be read, every search tool with and
+without corpus and filters, ``get_document``, error texts) is recorded, a document holding
+A's query words and an unreadable file are added to B's corpus and the index rebuilt, and
+A's record must be identical byte for byte.
 """
 
 from __future__ import annotations
@@ -124,6 +125,7 @@ async def test_adding_to_another_teams_corpus_changes_nothing_a_client_receives(
             b_before = await record(client)
 
         write_doc(folders["teamb"], "memo.md", "Wombat badge memo", f"# Memo\n\n{B_ADDITION}")
+        (folders["teamb"] / "budget.docx").write_bytes(b"PK\x03\x04 not a real Word file")  # listed for B only
         second = ingest(settings).generation
         assert second is not None and second != first
         with anyio.fail_after(30):
@@ -141,4 +143,6 @@ async def test_adding_to_another_teams_corpus_changes_nothing_a_client_receives(
     outcomes = [call.get("is_error", "protocol error") for call in json.loads(before)["calls"]]
     assert outcomes.count(True) == 7 and "protocol error" not in outcomes, outcomes  # the 3 + 4 refusals
     assert b_after != b_before and "Wombat badge memo" in b_after  # B's own results did change
+    b_listing = json.loads(json.loads(b_after)["reads"][0]["contents"][0]["text"])
+    assert [(c["skipped_count"], [s["source"] for s in c["skipped"]]) for c in b_listing] == [(1, ["budget.docx"])]
     assert after == before
