@@ -41,7 +41,7 @@ QUERIES = [
     "who approves travel expenses", "quarterly revenue growth", "reset a forgotten password",
     "warranty period for returns", "on-call rotation and escalation",
 ]  # fmt: skip
-ROUNDS = 5
+ROUNDS = 10
 RESULTS = Path(__file__).with_name("results-rerank-overhead.json")
 
 

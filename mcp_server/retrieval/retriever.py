@@ -31,7 +31,7 @@ from collections.abc import Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict, Unpack
 
 from mcp_server.embedding import Embedder, load_embedder
 from mcp_server.errors import BackendUnavailableError, IndexMissingError, InvalidQueryError, NotFoundError
@@ -65,6 +65,16 @@ from mcp_server.stores.vector import ChromaStore, open_generation_vectors
 SearchMode = Literal["vector", "keyword", "hybrid"]
 CITATION_ID = re.compile(r"^(?P<corpus>[^:#\s]+):(?P<doc_id>[^#]+?)(?:#(?P<chunk>\d+))?$")
 logger = logging.getLogger(__name__)
+
+
+class SearchOptions(TypedDict, total=False):
+    """The keyword arguments of :meth:`Retriever.ranking`, for :meth:`Retriever.search`."""
+
+    mode: SearchMode
+    corpus: str | None
+    top_k: int
+    filters: SearchFilters | None
+    scope: Collection[str] | None
 
 
 @dataclass(frozen=True)
@@ -206,21 +216,9 @@ class Retriever:
 
     # -- search ----------------------------------------------------------------------------
 
-    def search(
-        self,
-        query: str,
-        *,
-        mode: SearchMode = "hybrid",
-        corpus: str | None = None,
-        top_k: int = 5,
-        filters: SearchFilters | None = None,
-        scope: Collection[str] | None = None,
-    ) -> list[Hit]:
-        """The ``top_k`` best chunks for ``query`` by the chosen retriever, each with its citation.
-
-        Searches ``corpus``, or with none every corpus within ``scope`` (None: all).
-        """
-        return self.ranking(query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope).hits
+    def search(self, query: str, **options: Unpack[SearchOptions]) -> list[Hit]:
+        """The hits of :meth:`ranking`."""
+        return self.ranking(query, **options).hits
 
     def ranking(
         self,
@@ -232,7 +230,11 @@ class Retriever:
         filters: SearchFilters | None = None,
         scope: Collection[str] | None = None,
     ) -> Ranking:
-        """:meth:`search`'s hits, and whether the rerank server ordered them (hybrid search only)."""
+        """The ``top_k`` best chunks for ``query`` by the chosen retriever, each with its citation, and
+        the rerank model that ordered them (hybrid search with a rerank server only).
+
+        Searches ``corpus``, or with none every corpus within ``scope`` (None: all).
+        """
         query = self._check_query(query, top_k)
         readable = self._readable(scope)
         self._check_corpus(corpus, readable, scope)

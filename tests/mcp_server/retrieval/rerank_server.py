@@ -45,10 +45,11 @@ class RerankStandIn:
     prefer: list[str] = field(default_factory=list)
     replies: list[Reply] = field(default_factory=list)
     received: list[Received] = field(default_factory=list)
+    port: int = 0  # 0: a free one
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
-        self._http = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._http = ThreadingHTTPServer(("127.0.0.1", self.port), _handler(self))
         self._http.block_on_close = False  # stopping does not wait for a reply still being delayed
         self._thread = threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True)
 
