@@ -134,12 +134,13 @@ def _filters(category: str | None, tags: tuple[str, ...], since: date | None, un
     return SearchFilters(category=category, tags=list(tags), date_from=since, date_to=until, source_prefix=prefix)
 
 
-def _print_hits(hits: list[Hit]) -> None:
+def _print_hits(hits: list[Hit], reranked_by: str | None) -> None:
     if not hits:
         click.echo("no hits")
+    label = f"rerank score ({reranked_by})" if reranked_by else None
     for hit in hits:
         c = hit.citation
-        click.echo(f"[{c.id}]  {hit.retriever} score {hit.score:.4f}")
+        click.echo(f"[{c.id}]  {label or f'{hit.retriever} score'} {hit.score:.4f}")
         location = c.section if c.section.startswith(c.title) else " > ".join(filter(None, [c.title, c.section]))
         where = ", ".join(filter(None, [f"chars {c.char_start}-{c.char_end}", c.location()]))
         click.echo(f"  {location} — {c.source} ({where})")
@@ -184,13 +185,13 @@ def search(
     """Search the index; every hit is printed with its citation id."""
     retriever = open_retriever(settings)
     try:
-        hits = retriever.search(
+        ranking = retriever.ranking(
             query, mode=mode, corpus=corpus, top_k=top_k,  # type: ignore[arg-type]
             filters=_filters(category, tags, since, until, source_prefix),
         )
     finally:
         retriever.close()
-    _print_json(hits) if as_json else _print_hits(hits)
+    _print_json(ranking.hits) if as_json else _print_hits(ranking.hits, ranking.reranked_by)
 
 
 @main.command("doc")

@@ -93,6 +93,26 @@ class Settings(BaseSettings):
         description="Retries of an embedding request after a connection error, timeout, 429 or 5xx, with backoff.",
     )
 
+    rerank_url: str | None = Field(
+        default=None,
+        description="A rerank server's endpoint, e.g. http://localhost:8001/v1/rerank (vLLM, llama.cpp, Infinity, "
+        "Jina/Cohere gateways) or http://localhost:8080/rerank (TEI); hybrid search reranks its fused candidates "
+        "with it (mcp_server.retrieval.rerank). Unset or empty: no reranking.",
+    )
+    rerank_model: str | None = Field(
+        default=None, description="The rerank model's name as the server knows it (sent in each request)."
+    )
+    rerank_api_key: SecretStr | None = Field(default=None, description="Bearer token for the rerank server; unset: none.")
+    rerank_timeout_s: float = Field(
+        default=5.0, gt=0, le=300,
+        description="Longest a rerank request may wait (to connect, and for the answer); past it the search returns "
+        "the fused order.",
+    )  # fmt: skip
+    rerank_candidates: int = Field(
+        default=50, ge=1, le=1000,
+        description="How many of the best fused candidates are sent to the rerank server (at least top_k).",
+    )  # fmt: skip
+
     max_top_k: int = Field(default=50, ge=1, le=1000)
     max_query_chars: int = Field(default=2000, ge=16)
     # Hybrid fusion and BM25 parameters: chosen by nDCG@10 on the SciFact *train* queries
@@ -275,6 +295,25 @@ class Settings(BaseSettings):
             )
         return value.rstrip("/")
 
+    @field_validator("rerank_url", "rerank_model", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: Any) -> Any:
+        """``RAGMCP_RERANK_URL=`` turns reranking off (a host config cannot always delete a variable)."""
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("rerank_url", mode="after")
+    @classmethod
+    def _check_rerank_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname or parts.path in ("", "/"):
+            raise ValueError(
+                "RAGMCP_RERANK_URL must be the rerank endpoint itself, like http://localhost:8001/v1/rerank "
+                f"(vLLM, llama.cpp, Infinity: /rerank) or http://localhost:8080/rerank (TEI), got {value!r}"
+            )
+        return value.strip()
+
     @field_validator("chroma_url", mode="after")
     @classmethod
     def _check_url(cls, value: str | None) -> str | None:
@@ -319,6 +358,11 @@ class Settings(BaseSettings):
                 "RAGMCP_EMBEDDING_URL or RAGMCP_EMBEDDING_API_KEY is set, but RAGMCP_EMBEDDING_MODEL is "
                 f"{self.embedding_model!r}, which uses no server; set RAGMCP_EMBEDDING_MODEL=openai:<model> "
                 "(the name the server knows the model by)"
+            )
+        if self.rerank_url and not self.rerank_model:
+            raise ValueError(
+                "RAGMCP_RERANK_URL is set but RAGMCP_RERANK_MODEL is not; set it to the rerank model's name as the "
+                "server knows it, e.g. BAAI/bge-reranker-v2-m3"
             )
         return self
 

@@ -13,6 +13,10 @@ while keyword search, documents and counts need no vectors.
 A retriever serves the configured corpora only (:mod:`mcp_server.indexing.configured`):
 another corpus the generation holds is left out exactly like one out of scope.
 
+With ``RAGMCP_RERANK_URL`` set, hybrid search sends its best fused candidates to the user's
+rerank server (:mod:`mcp_server.retrieval.rerank`) and returns them in the server's order with
+its scores; when the server fails, one log line and the fused order.
+
 A caller may be limited to a *scope*, the set of corpora it may read (a team server's
 token grant). Out of scope, a corpus behaves exactly as if it did not exist: it is not
 listed, searched or readable, and naming it gets the same answer as an unknown name.
@@ -20,12 +24,14 @@ listed, searched or readable, and naming it gets the same answer as an unknown n
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections.abc import Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypedDict, Unpack
 
 from mcp_server.embedding import Embedder, load_embedder
 from mcp_server.errors import BackendUnavailableError, IndexMissingError, InvalidQueryError, NotFoundError
@@ -47,6 +53,7 @@ from mcp_server.retrieval.fusion import (
     keyword_weight_for,
     reciprocal_rank_fusion,
 )
+from mcp_server.retrieval.rerank import PAUSE_AFTER_FAILURE_S, RerankError, reranker_for
 from mcp_server.settings import Settings
 from mcp_server.stores.docstore import (
     DocumentStore,
@@ -59,6 +66,25 @@ from mcp_server.stores.vector import ChromaStore, open_generation_vectors
 
 SearchMode = Literal["vector", "keyword", "hybrid"]
 CITATION_ID = re.compile(r"^(?P<corpus>[^:#\s]+):(?P<doc_id>[^#]+?)(?:#(?P<chunk>\d+))?$")
+logger = logging.getLogger(__name__)
+
+
+class SearchOptions(TypedDict, total=False):
+    """The keyword arguments of :meth:`Retriever.ranking`, for :meth:`Retriever.search`."""
+
+    mode: SearchMode
+    corpus: str | None
+    top_k: int
+    filters: SearchFilters | None
+    scope: Collection[str] | None
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The hits of one search, and the rerank model that ordered and scored them (None: not reranked)."""
+
+    hits: list[Hit]
+    reranked_by: str | None = None
 
 
 class Retriever:
@@ -81,6 +107,7 @@ class Retriever:
         self.settings = settings
         self._embedder = embedder
         self._lease = lease
+        self._reranker = reranker_for(settings)
         self._docstore = DocumentStore(generation / "docstore.sqlite", read_only=True)
         self._keywords = WhooshIndex(
             generation / "whoosh", bm25_b=settings.bm25_b, bm25_k1=settings.bm25_k1, idf=settings.bm25_idf,
@@ -197,7 +224,11 @@ class Retriever:
 
     # -- search ----------------------------------------------------------------------------
 
-    def search(
+    def search(self, query: str, **options: Unpack[SearchOptions]) -> list[Hit]:
+        """The hits of :meth:`ranking`."""
+        return self.ranking(query, **options).hits
+
+    def ranking(
         self,
         query: str,
         *,
@@ -206,8 +237,9 @@ class Retriever:
         top_k: int = 5,
         filters: SearchFilters | None = None,
         scope: Collection[str] | None = None,
-    ) -> list[Hit]:
-        """The ``top_k`` best chunks for ``query`` by the chosen retriever, each with its citation.
+    ) -> Ranking:
+        """The ``top_k`` best chunks for ``query`` by the chosen retriever, each with its citation, and
+        the rerank model that ordered them (hybrid search with a rerank server only).
 
         Searches ``corpus``, or with none every corpus within ``scope`` (None: all).
         """
@@ -230,9 +262,33 @@ class Retriever:
             ranked = self._keyword_ranking(query, top_k, corpora, doc_keys, required=True)
         elif mode == "hybrid":
             ranked = self._hybrid_ranking(query, top_k, corpora, doc_keys)
+            tenant = frozenset(scope) if scope is not None else None
+            if self._reranker is not None and not self._reranker.paused(tenant):
+                return self._reranked(query, ranked, top_k, tenant)
         else:
             raise InvalidQueryError(f"unknown search mode {mode!r}; use hybrid, vector or keyword")
-        return self._hits(ranked[:top_k], mode)
+        return Ranking(self._hits(ranked[:top_k], mode))
+
+    def _reranked(self, query: str, fused: list[tuple[str, float]], top_k: int, tenant: frozenset[str] | None) -> Ranking:
+        """The best ``rerank_candidates`` (at least ``top_k``) of the ``fused`` ranking, ordered and scored
+        by the rerank server; on its failure one log line and the fused order (and, for ``tenant``'s
+        searches, none reranked for a pause)."""
+        assert self._reranker is not None
+        candidates = self._hits(fused[: max(top_k, self.settings.rerank_candidates)], "hybrid")
+        if not candidates:
+            return Ranking([])
+        try:
+            scores = self._reranker.scores(query, [hit.text for hit in candidates], tenant)
+        except RerankError as e:
+            reason = " ".join(str(e).split())
+            logger.warning(
+                "rerank server %s failed: %s; hybrid search returned the fused order and will not rerank for %g s",
+                self._reranker.where, reason, PAUSE_AFTER_FAILURE_S,
+            )  # fmt: skip
+            return Ranking(candidates[:top_k])
+        order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))[:top_k]
+        hits = [candidates[i].model_copy(update={"rank": rank, "score": scores[i]}) for rank, i in enumerate(order, 1)]
+        return Ranking(hits, reranked_by=self._reranker.server.model)
 
     def _check_query(self, query: str, top_k: int) -> str:
         query = query.strip()

@@ -73,6 +73,22 @@ MIN_SCORES = {
     "word; Chinese, Japanese and Korean queries weigh keywords 0.7), about 0 to 1. "
     "The result counts what it left out.",
 }
+MIN_SCORE_RERANKED = (
+    "Optional floor: leave out hits whose score is below it. This server reranks hybrid hits with the model "
+    "{model}: the score is that model's relevance score for query and chunk (for bge-reranker models served by "
+    "vLLM, TEI or Infinity about 0 to 1, higher is more relevant; llama.cpp gives raw scores that can be "
+    "negative). Should the rerank server fail, the hits come in fused order with fused scores (0.7 x cosine "
+    "similarity + 0.3 x BM25 share, about 0 to 1) and the result's reranked_by is null. "
+    "The result counts what it left out."
+)
+
+
+def min_score(mode: str, rerank_model: str) -> str:
+    """The ``min_score`` description of ``mode``'s search; hybrid hits carry rerank scores when a
+    ``rerank_model`` (not empty) reranks them."""
+    return MIN_SCORE_RERANKED.format(model=rerank_model) if mode == "hybrid" and rerank_model else MIN_SCORES[mode]
+
+
 FILTERS = "Optional conditions on document metadata; every condition given must hold. Omit to search everything."
 
 GET_DOCUMENT = (
@@ -190,9 +206,11 @@ def research_prompt(question: str, *, searchable: bool, sql: bool) -> str:
     )
 
 
-def limits(settings: Settings) -> dict[str, int | float]:
-    """The numbers the descriptions state, from the settings that enforce them."""
+def limits(settings: Settings) -> dict[str, int | float | str]:
+    """The numbers the descriptions state, from the settings that enforce them, and the rerank model
+    that orders hybrid hits ('' when none does)."""
     return {
+        "rerank_model": (settings.rerank_model or "") if settings.rerank_url else "",
         "hit_chars": HIT_CHARS,
         "max_chars": settings.max_result_chars,
         "max_top_k": settings.max_top_k,

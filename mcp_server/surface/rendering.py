@@ -26,7 +26,8 @@ def render_search(result: SearchResult) -> str:
             "vector_search for a paraphrase, keyword_search for an exact term, or another corpus."
         )
     count = "1 hit" if len(result.hits) == 1 else f"{len(result.hits)} hits"
-    blocks = [f"{count} for {result.query!r} in {scope} ({result.retriever} search), best first."]
+    reranked = f", reranked by {result.reranked_by}" if result.reranked_by else ""
+    blocks = [f"{count} for {result.query!r} in {scope} ({result.retriever} search{reranked}), best first."]
     for hit in result.hits:
         blocks.append(f"[{hit.citation.id}]\n{_provenance(hit.citation)}\n{hit.text.strip()}")
     if result.below_min_score:

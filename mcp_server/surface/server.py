@@ -340,7 +340,7 @@ def _add_search_tool(surface: _Surface, mode: RetrieverName) -> None:
         corpus: Annotated[str | None, corpus_field] = None,
         top_k: Annotated[int, top_k_field] = 5,
         filters: Annotated[SearchFilters | None, Field(description=text.FILTERS)] = None,
-        min_score: Annotated[float | None, Field(description=text.MIN_SCORES[mode])] = None,
+        min_score: Annotated[float | None, Field(description=text.min_score(mode, numbers["rerank_model"]))] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
         work = partial(
             tools.search, query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope,

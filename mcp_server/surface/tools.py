@@ -45,6 +45,11 @@ class SearchResult(PublishedModel):
     below_min_score: int = Field(
         default=0, description="Hits among the top_k found but left out because their score is below min_score."
     )
+    reranked_by: str | None = Field(
+        default=None,
+        description="The rerank model that ordered these hybrid hits and gave their scores; null when they are "
+        "in the retriever's own order with its scores.",
+    )
 
 
 class DocumentResult(DocumentView):
@@ -124,12 +129,13 @@ class RetrievalTools:
     ) -> SearchResult:
         """Search ``corpus``, or every corpus within ``scope`` (the caller's grant; None: all); of the
         ``top_k`` hits, those scoring below ``min_score`` are left out and counted."""
-        found = self.retriever.search(query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
+        ranking = self.retriever.ranking(query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
+        found = ranking.hits
         hits = found if min_score is None else [hit for hit in found if hit.score >= min_score]
         kept = _within_budget([_clipped(hit) for hit in hits], self.settings.max_result_chars)
         return SearchResult(
             query=query.strip(), corpus=corpus, retriever=mode, hits=kept, omitted=len(hits) - len(kept),
-            below_min_score=len(found) - len(hits),
+            below_min_score=len(found) - len(hits), reranked_by=ranking.reranked_by,
         )  # fmt: skip
 
     def get_document(
