@@ -199,14 +199,17 @@ def search(
 @click.option("--corpus", help="Corpus of the document, when REF is a bare doc_id found in several.")
 @click.option("--chunk", type=int, help="Show only this chunk (and --window chunks around it).")
 @click.option("--window", type=int, default=0, show_default=True)
+@click.option("--quote", help="Locate this passage: its chunk, page, lines and match quality; show the chunks around it.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 @handle_errors
-def doc(settings: Settings, ref: str, corpus: str | None, chunk: int | None, window: int, as_json: bool) -> None:
+def doc(
+    settings: Settings, ref: str, corpus: str | None, chunk: int | None, window: int, quote: str | None, as_json: bool
+) -> None:
     """Show a document by doc_id or citation id, with its chunk map."""
     retriever = open_retriever(settings)
     try:
-        view = retriever.get_document(ref, corpus=corpus, chunk=chunk, window=window)
+        view = retriever.get_document(ref, corpus=corpus, chunk=chunk, window=window, quote=quote)
     finally:
         retriever.close()
     if as_json:
@@ -215,6 +218,10 @@ def doc(settings: Settings, ref: str, corpus: str | None, chunk: int | None, win
     click.echo(f"{view.corpus}:{view.doc_id} — {view.title} ({view.source})")
     if view.metadata.get("ocr_pages"):
         click.echo(f"  read by OCR: pages {view.metadata['ocr_pages']}")
+    if view.quote is not None:
+        from mcp_server.surface.rendering import render_quote
+
+        click.echo(f"  {render_quote(view.quote)}")
     for span in view.chunks:
         where = describe_location(span.page, span.page_end, view.page_kind, span.line_start, span.line_end)
         chars = ", ".join(filter(None, [f"chars {span.char_start}-{span.char_end}", where]))

@@ -151,6 +151,44 @@ class ChunkSpan(PublishedModel):
     line_end: int | None = None
 
 
+QuoteLines = Literal["file", "page", "text"]
+"""What a quote's line numbers count: source-file lines (rows of a sheet), lines on its page, or lines of the text."""
+
+
+class QuoteLocation(PublishedModel):
+    """Where a quote is in a document: its chunk's citation, page, lines and offsets, and how well it matches."""
+
+    quote: str = Field(description="The quote as it was asked for.")
+    text: str = Field(description="The document's own text at the match, verbatim: what to quote and cite.")
+    exact: bool = Field(
+        description="True when the text is the quote once both are normalised (case, whitespace, hyphenation at "
+        "line breaks, Unicode forms, curly quotes and dashes); false for a close match."
+    )
+    ratio: float = Field(
+        description="Similarity of the normalised quote and text, 0 to 1 (1 when exact): 2 x matching characters / "
+        "(quote length + text length). A match needs at least the documented minimum."
+    )
+    char_start: int = Field(description="Offset of the match in the document text (as chunk offsets count).")
+    char_end: int = Field(description="Offset one past the match's end in the document text.")
+    citation: Citation = Field(description="The chunk holding the match (or where it starts): cite its id.")
+    end_citation: Citation | None = Field(
+        default=None, description="When the match runs on past that chunk: the chunk where it ends."
+    )
+    page: int | str | None = Field(default=None, description="The page, slide or sheet of the match's start.")
+    page_end: int | str | None = Field(default=None, description="Its last page, slide or sheet, when another.")
+    page_kind: PageKind | None = None
+    line_start: int = Field(description="First line of the match, counted as `lines` says (from 1).")
+    line_end: int = Field(description="Last line of the match.")
+    lines: QuoteLines = Field(
+        description="What the line numbers count: 'file', lines of the source file (rows of a sheet); 'page', "
+        "lines of the page's extracted text (PDF pages, slides); 'text', lines of the document text."
+    )
+
+    def location(self) -> str:
+        """'p. 2, lines 3–4', 'lines 10–12' (see :func:`describe_location`)."""
+        return describe_location(self.page, self.page_end, self.page_kind, self.line_start, self.line_end)
+
+
 class DocumentView(PublishedModel):
     """A whole document (or a window of its chunks) with metadata and chunk map."""
 
@@ -174,6 +212,9 @@ class DocumentView(PublishedModel):
     char_count: int = Field(description="Length of the full document text.")
     chunks: list[ChunkSpan]
     citation: Citation = Field(description="Citation of the first chunk returned.")
+    quote: QuoteLocation | None = Field(
+        default=None, description="With `quote` asked for: where it is; the chunks returned are those around it."
+    )
 
 
 class SqlResult(PublishedModel):

@@ -48,11 +48,13 @@ from mcp_server.models import (
     SkippedFileInfo,
     citation_id,
 )
+from mcp_server.retrieval.citation_records import chunk_citation, whole_document_citation
 from mcp_server.retrieval.fusion import (
     convex_fusion,
     keyword_weight_for,
     reciprocal_rank_fusion,
 )
+from mcp_server.retrieval.quote_location import check_quote, locate_quote
 from mcp_server.retrieval.rerank import PAUSE_AFTER_FAILURE_S, RerankError, reranker_for
 from mcp_server.settings import Settings
 from mcp_server.stores.docstore import (
@@ -383,7 +385,7 @@ class Retriever:
                     continue
                 documents[key] = (document, self._docstore.chunks(corpus, doc_id))
             document, spans = documents[key]
-            citation = _citation(document, spans[chunk])
+            citation = chunk_citation(document, spans[chunk])
             text = document.text[citation.char_start : citation.char_end]
             hits.append(Hit(rank=rank, score=score, retriever=retriever, text=text, citation=citation))
         return hits
@@ -398,12 +400,17 @@ class Retriever:
         chunk: int | None = None,
         window: int = 0,
         scope: Collection[str] | None = None,
+        quote: str | None = None,
     ) -> DocumentView:
         """A document by ``doc_id``, ``corpus:doc_id`` or citation id, from the corpora within ``scope``.
 
         With a chunk (given, or taken from a citation id) only that chunk and ``window``
-        chunks on each side are returned; otherwise the whole text.
+        chunks on each side are returned; otherwise the whole text. With a ``quote``, the whole
+        document is searched for it (see :mod:`mcp_server.retrieval.quote_location`; an exact
+        quote found several times is taken in the chunk, when one is given): the view says
+        where it is and holds the chunks it lies in and ``window`` chunks on each side.
         """
+        quote = check_quote(quote) if quote is not None else None
         readable = self._readable(scope)
         self._check_corpus(corpus, readable, scope)
         ref_corpus, doc_id, ref_chunk = self._resolve_reference(ref.strip(), corpus, readable)
@@ -421,6 +428,10 @@ class Retriever:
                     f"document {ref_corpus}:{doc_id} has no chunk #{chunk}; it has chunks 0 to {len(spans) - 1}"
                 )
             selected = spans[max(0, chunk - window) : chunk + window + 1]
+        located = None
+        if quote is not None:
+            located, first, last = locate_quote(quote, document, spans, chunk)
+            chunk, selected = first, spans[max(0, first - window) : last + window + 1]
         start = selected[0].char_start if chunk is not None and selected else 0
         end = selected[-1].char_end if chunk is not None and selected else len(document.text)
         return DocumentView(
@@ -436,7 +447,8 @@ class Retriever:
                 )
                 for s in selected
             ],
-            citation=_citation(document, selected[0]) if selected else _whole_document_citation(document),
+            citation=chunk_citation(document, selected[0]) if selected else whole_document_citation(document),
+            quote=located,
         )
 
     def cited_chunk(self, cid: str, scope: Collection[str] | None = None) -> tuple[Citation, str] | None:
@@ -452,7 +464,7 @@ class Retriever:
         if document is None or not 0 <= chunk < len(spans):
             return None
         span = spans[chunk]
-        return _citation(document, span), document.text[span.char_start : span.char_end]
+        return chunk_citation(document, span), document.text[span.char_start : span.char_end]
 
     def document_page(
         self, scope: Collection[str] | None, after: tuple[str, str] | None, limit: int
@@ -495,23 +507,3 @@ def _parse_citation_id(cid: str) -> tuple[str, str, int]:
     corpus, _, rest = cid.partition(":")
     doc_id, _, chunk = rest.rpartition("#")
     return corpus, doc_id, int(chunk)
-
-
-def _citation(document: StoredDocument, span: StoredChunk) -> Citation:
-    return Citation(
-        id=citation_id(document.corpus, document.doc_id, span.chunk), corpus=document.corpus,
-        doc_id=document.doc_id, chunk=span.chunk, title=document.title, source=document.source,
-        section=span.section, char_start=span.char_start, char_end=span.char_end,
-        updated=document.date, url=document.url, page=span.page, page_end=span.page_end,
-        page_kind=document.page_kind if span.page is not None else None,
-        line_start=span.line_start, line_end=span.line_end,
-    )
-
-
-def _whole_document_citation(document: StoredDocument) -> Citation:
-    """The citation of a document with no chunks (an empty document)."""
-    return Citation(
-        id=citation_id(document.corpus, document.doc_id, 0), corpus=document.corpus, doc_id=document.doc_id,
-        chunk=0, title=document.title, source=document.source, section="", char_start=0,
-        char_end=len(document.text), updated=document.date, url=document.url,
-    )

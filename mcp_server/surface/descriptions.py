@@ -8,6 +8,7 @@ from the opened index and database when the server is built.
 
 from __future__ import annotations
 
+from mcp_server.grounding.quotes import MAX_QUOTE_CHARS, MIN_RATIO
 from mcp_server.models import CorpusInfo
 from mcp_server.settings import Settings
 from mcp_server.surface.tools import HIT_CHARS
@@ -101,7 +102,15 @@ GET_DOCUMENT = (
     "above a sentence), the document's metadata and its chunk map with character offsets. The text is at "
     "most {max_chars:,} characters, cut after the last whole chunk that fits; `truncated` and "
     "`next_chunk` then say where to read on.\n\n"
-    'Example: {{"doc_id": "handbook:hr/leave-policy#2", "window": 1}}'
+    "With `quote`, it locates a passage: to give a citation its exact page and lines, or to check that words "
+    "you quote are really in the document. The whole document is searched, through differences of case, "
+    "spacing, line-break hyphenation, curly quotes and dashes and small misquotes (a match needs a similarity "
+    "of {min_quote_ratio:g}); `quote` in the result gives the citation id of the chunk holding it, the page or "
+    "slide, lines and offsets, the document's own wording (`text`), `exact`, and `ratio` (0 to 1). The text "
+    "returned is then the chunks around it. A quote that is not there is an error: then search instead. Do not "
+    "use quote to find documents (search first) or with a paraphrase.\n\n"
+    'Example: {{"doc_id": "handbook:hr/leave-policy#2", "window": 1}} or '
+    '{{"doc_id": "handbook:hr/leave-policy", "quote": "New staff get 20 days of annual leave", "window": 0}}'
 )
 CHECK_ANSWER = (
     "Check a draft answer's citations before you give it: does the text of each cited chunk support its sentence?\n\n"
@@ -124,6 +133,11 @@ DOC_ID = (
 DOC_CORPUS = "The document's corpus; needed only when a bare doc_id exists in several corpora."
 CHUNK = "Return only this chunk (counted from 0) and `window` chunks on each side; omit for the whole document."
 WINDOW = "Chunks to include on each side of `chunk` (default 1; 0 for the chunk alone)."
+QUOTE = (
+    "Optional: words to locate in the document, copied from it (one sentence or a short passage, at most "
+    "{max_quote_chars:,} characters). The result says where they are; an exact quote found several times is "
+    "taken in the chunk a citation id names."
+)
 
 SQL_QUERY = (
     "Run one read-only SQL query (SQLite dialect) on the {database} database and get rows back with a "
@@ -212,6 +226,8 @@ def limits(settings: Settings) -> dict[str, int | float | str]:
     return {
         "rerank_model": (settings.rerank_model or "") if settings.rerank_url else "",
         "hit_chars": HIT_CHARS,
+        "max_quote_chars": MAX_QUOTE_CHARS,
+        "min_quote_ratio": MIN_RATIO,
         "max_chars": settings.max_result_chars,
         "max_top_k": settings.max_top_k,
         "max_query_chars": settings.max_query_chars,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from mcp_server.models import Citation, SqlResult, describe_location
+from mcp_server.models import Citation, QuoteLocation, SqlResult, describe_location
 from mcp_server.surface.answer_check import AnswerCheck
 from mcp_server.surface.tools import DocumentResult, SearchResult
 
@@ -52,6 +52,8 @@ def render_document(document: DocumentResult) -> str:
         f"read by OCR: pages {document.metadata['ocr_pages']}" if document.metadata.get("ocr_pages") else "",
     )
     parts = [f"{document.corpus}:{document.doc_id} — {document.title} — {document.source}{details}"]
+    if document.quote is not None:
+        parts.append(render_quote(document.quote))
     text = document.text
     starts = [span.char_start - document.text_offset for span in document.chunks]
     if not starts or starts[0] > 0:
@@ -66,6 +68,18 @@ def render_document(document: DocumentResult) -> str:
             note += f"; it continues at chunk {chunk}: call get_document with chunk={chunk} to read on"
         parts.append(f"({note}.)")
     return "\n\n".join(parts)
+
+
+def render_quote(quote: QuoteLocation) -> str:
+    """Where a located quote is, what to cite, and (for a close match) the document's own words."""
+    where = quote.location()
+    line = f"Quote found in [{quote.citation.id}]{f' ({where})' if where else ''}"
+    line += f", characters {quote.char_start}–{quote.char_end}"
+    if quote.end_citation is not None:
+        line += f", running on into [{quote.end_citation.id}]"
+    if quote.exact:
+        return line + ": an exact match (once case, spacing, hyphenation and Unicode forms are normalised)."
+    return line + f": a close match (ratio {quote.ratio:.2f}). The document says: {' '.join(quote.text.split())!r}"
 
 
 def render_sql(result: SqlResult) -> str:

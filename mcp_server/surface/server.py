@@ -362,8 +362,11 @@ def _add_document_tool(surface: _Surface) -> None:
         corpus: Annotated[str | None, corpus_field] = None,
         chunk: Annotated[int | None, _field(text.CHUNK, minimum=0)] = None,
         window: Annotated[int, _field(text.WINDOW, minimum=0)] = 1,
+        quote: Annotated[str | None, _field(text.QUOTE.format(**surface.numbers), minLength=1, maxLength=surface.numbers["max_quote_chars"])] = None,
     ) -> Annotated[CallToolResult, DocumentResult]:
-        work = partial(tools.get_document, doc_id, corpus=corpus, chunk=chunk, window=window, scope=scope)
+        work = partial(
+            tools.get_document, doc_id, corpus=corpus, chunk=chunk, window=window, scope=scope, quote=quote
+        )
         return await calls.result(work, render_document, tenant=surface.tenant)
 
     surface.add_tool(get_document, "get_document", "Read a document", text.GET_DOCUMENT.format(**surface.numbers))

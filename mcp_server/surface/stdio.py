@@ -134,10 +134,11 @@ class LiveTools:
         return result
 
     def get_document(
-        self, ref: str, *, corpus: str | None, chunk: int | None, window: int, scope: Collection[str] | None = None
+        self, ref: str, *, corpus: str | None, chunk: int | None, window: int, scope: Collection[str] | None = None,
+        quote: str | None = None,
     ) -> DocumentResult:
         with self._use(corpus) as tools:
-            return tools.get_document(ref, corpus=corpus, chunk=chunk, window=window, scope=scope)
+            return tools.get_document(ref, corpus=corpus, chunk=chunk, window=window, scope=scope, quote=quote)
 
     def sql_query(self, sql: str, params: Params, max_rows: int | None) -> SqlResult:
         return query_database(self._database, sql, params, max_rows)

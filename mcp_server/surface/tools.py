@@ -81,7 +81,8 @@ class ToolBackend(Protocol):
     ) -> SearchResult: ...  # fmt: skip
 
     def get_document(
-        self, ref: str, *, corpus: str | None, chunk: int | None, window: int, scope: Collection[str] | None = None
+        self, ref: str, *, corpus: str | None, chunk: int | None, window: int, scope: Collection[str] | None = None,
+        quote: str | None = None,
     ) -> DocumentResult: ...
 
     def sql_query(self, sql: str, params: Params, max_rows: int | None) -> SqlResult: ...
@@ -139,9 +140,10 @@ class RetrievalTools:
         )  # fmt: skip
 
     def get_document(
-        self, ref: str, *, corpus: str | None, chunk: int | None, window: int, scope: Collection[str] | None = None
+        self, ref: str, *, corpus: str | None, chunk: int | None, window: int, scope: Collection[str] | None = None,
+        quote: str | None = None,
     ) -> DocumentResult:
-        view = self.retriever.get_document(ref, corpus=corpus, chunk=chunk, window=window, scope=scope)
+        view = self.retriever.get_document(ref, corpus=corpus, chunk=chunk, window=window, scope=scope, quote=quote)
         return _bounded_document(view, self.settings.max_result_chars)
 
     def sql_query(self, sql: str, params: Params, max_rows: int | None) -> SqlResult:

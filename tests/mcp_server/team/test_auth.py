@@ -44,6 +44,7 @@ CLIENTS = {
     "listener": (Grant(corpora=("teama",), sql=False), ClientLimits()),  # likewise
     "prompt-no-sql": (Grant(corpora=("teama",), sql=False), ClientLimits()),  # likewise
     "prompt-sql": (Grant(corpora=("teamb",), sql=True), ClientLimits()),  # likewise
+    "quoter": (Grant(corpora=("teama",), sql=False), ClientLimits()),  # likewise
 }
 
 
@@ -169,6 +170,24 @@ async def test_team_a_neither_sees_nor_reads_team_b(team_server: TeamServer) -> 
             assert document.is_error and "no document" in text_of(document) and "quokka" not in text_of(document)
         with pytest.raises(MCPError, match="unknown corpus 'teamb'; this client may read: teama"):
             await client.read_resource("doc://teamb/launch")
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_quote_in_another_teams_document_is_answered_like_one_in_no_document(team_server: TeamServer) -> None:
+    launch = "Project quokka launches in March"
+    async with connect(team_server, "quoter") as client:
+        own = await client.call_tool("get_document", {"doc_id": "teama:badges", "quote": "the WOMBAT badge opens"})
+        answers = {
+            ref: (await client.call_tool("get_document", {"doc_id": ref, "quote": launch})).model_dump(mode="json")
+            for ref in ("teamb:launch#0", "teamb:nothing#0", "teamb:launch", "teamb:nothing")
+        }
+    assert not own.is_error and own.structured_content is not None
+    assert own.structured_content["quote"]["citation"]["id"] == "teama:badges#0"
+    for ref, twin in (("teamb:launch#0", "teamb:nothing#0"), ("teamb:launch", "teamb:nothing")):
+        other, absent = json.dumps(answers[ref]), json.dumps(answers[twin])
+        assert other == absent.replace(twin, ref) and answers[ref]["is_error"]
+        assert "no document" in other and "quokka" not in other.replace(launch, "")
 
 
 @pytest.mark.slow

@@ -72,6 +72,9 @@ def tool_calls() -> list[tuple[str, dict[str, Any]]]:
         ("get_document", {"doc_id": "do"}),
         ("get_document", {"doc_id": "teamb:launch#0"}),
         ("get_document", {"doc_id": "launch"}),
+        ("get_document", {"doc_id": "handbook:badges", "quote": "the WOMBAT badge opens"}),
+        ("get_document", {"doc_id": "handbook:badges", "quote": "The wombat badge opens the south gate"}),
+        ("get_document", {"doc_id": "teamb:launch#0", "quote": "Project quokka launches"}),
     ]
     return calls
 
@@ -141,7 +144,8 @@ async def test_adding_to_another_teams_corpus_changes_nothing_a_client_receives(
 
     assert "wombat badge opens the north door" in before and "42 million" not in before
     outcomes = [call.get("is_error", "protocol error") for call in json.loads(before)["calls"]]
-    assert outcomes.count(True) == 7 and "protocol error" not in outcomes, outcomes  # the 3 + 4 refusals
+    # the 3 + 4 refusals, a quote not in A's document and one in B's
+    assert outcomes.count(True) == 9 and "protocol error" not in outcomes, outcomes
     assert b_after != b_before and "Wombat badge memo" in b_after  # B's own results did change
     b_listing = json.loads(json.loads(b_after)["reads"][0]["contents"][0]["text"])
     assert [(c["skipped_count"], [s["source"] for s in c["skipped"]]) for c in b_listing] == [(1, ["budget.docx"])]

@@ -1,0 +1,108 @@
+"""A quote located in a stored document: its chunk's citation, page, lines and offsets.
+
+The text matching is :func:`mcp_server.grounding.quotes.find_quote`; this module places the
+match in the document's chunk map. A match inside one chunk cites that chunk (the first of
+overlapping chunks holding it whole, or the preferred one); a match that runs past its chunk
+cites the chunk where it starts (the one reaching furthest into it) and names the chunk where
+it ends (``end_citation``), with the pages of both. Lines are source-file lines where the
+chunks record them (text formats, CSV; rows of a sheet), else lines on the page (PDF pages,
+slides: counted in the page's extracted text, so running headers and footers do not count),
+else lines of the document text.
+"""
+
+from __future__ import annotations
+
+from mcp_server.errors import InvalidQueryError, NotFoundError
+from mcp_server.grounding.quotes import MAX_QUOTE_CHARS, MIN_RATIO, QuoteMatch, find_quote
+from mcp_server.models import QuoteLines, QuoteLocation, describe_location
+from mcp_server.retrieval.citation_records import chunk_citation
+from mcp_server.stores.docstore import StoredChunk, StoredDocument
+
+
+def check_quote(quote: str) -> str:
+    """``quote`` stripped, or the refusal of an empty or over-long one."""
+    quote = quote.strip()
+    if not quote:
+        raise InvalidQueryError("the quote is empty; pass the words to locate, or omit quote to read the document")
+    if len(quote) > MAX_QUOTE_CHARS:
+        raise InvalidQueryError(
+            f"the quote is {len(quote)} characters long; locate at most {MAX_QUOTE_CHARS} at a time: quote one "
+            "sentence or a short passage that identifies the place"
+        )
+    return quote
+
+
+def locate_quote(
+    quote: str, document: StoredDocument, spans: list[StoredChunk], prefer: int | None
+) -> tuple[QuoteLocation, int, int]:
+    """Where ``quote`` is in ``document`` (chunk ``prefer`` first when it is there several times), and
+    the indexes of its first and last chunk; raises NotFoundError saying what to try when it is not there."""
+    preferred = (spans[prefer].char_start, spans[prefer].char_end) if prefer is not None else None
+    match = find_quote(quote, document.text, preferred) if spans else None
+    if match is None or match.ratio < MIN_RATIO:
+        raise NotFoundError(_not_found(document, spans, match))
+    first, last = _chunks_of(spans, match, prefer)
+    head, tail = spans[first], spans[last]
+    line_start, line_end, lines = _lines(document.text, spans, head, tail, match)
+    page_end = tail.page if tail.page != head.page else head.page_end
+    location = QuoteLocation(
+        quote=quote, text=document.text[match.start : match.end], exact=match.exact, ratio=match.ratio,
+        char_start=match.start, char_end=match.end, citation=chunk_citation(document, head),
+        end_citation=chunk_citation(document, tail) if last != first else None,
+        page=head.page, page_end=page_end, page_kind=document.page_kind if head.page is not None else None,
+        line_start=line_start, line_end=line_end, lines=lines,
+    )  # fmt: skip
+    return location, first, last
+
+
+def _not_found(document: StoredDocument, spans: list[StoredChunk], closest: QuoteMatch | None) -> str:
+    message = f"the quote was not found in document {document.corpus}:{document.doc_id}"
+    if closest is not None:
+        first, _ = _chunks_of(spans, closest, None)
+        span = spans[first]
+        where = describe_location(span.page, span.page_end, document.page_kind, span.line_start, span.line_end)
+        citation = chunk_citation(document, span).id
+        message += (
+            f": the closest passage, in [{citation}]{f' ({where})' if where else ''}, is {closest.ratio:.2f} "
+            f"similar to it and a match needs {MIN_RATIO:.2f}"
+        )
+    return (
+        message + ". Quote fewer words, copied exactly (one sentence), read the document with get_document "
+        "without quote, or find the passage with keyword_search or hybrid_search"
+    )
+
+
+def _chunks_of(spans: list[StoredChunk], match: QuoteMatch, prefer: int | None) -> tuple[int, int]:
+    """The chunk holding the match whole, or the chunks where it starts and ends (see the module docstring)."""
+    holding = [i for i, s in enumerate(spans) if s.char_start <= match.start and match.end <= s.char_end]
+    if holding:
+        chosen = prefer if prefer in holding else holding[0]
+        return chosen, chosen
+    starting = [i for i, s in enumerate(spans) if s.char_start <= match.start]
+    first = max(starting, key=lambda i: spans[i].char_end, default=0)
+    ending = [i for i, s in enumerate(spans) if s.char_end >= match.end and i > first]
+    last = min(ending, key=lambda i: spans[i].char_start, default=len(spans) - 1)
+    return first, max(first, last)
+
+
+def _lines(
+    text: str, spans: list[StoredChunk], head: StoredChunk, tail: StoredChunk, match: QuoteMatch
+) -> tuple[int, int, QuoteLines]:
+    last_char = max(match.start, match.end - 1)
+    if head.line_start is not None and tail.line_start is not None:
+        return (
+            head.line_start + text.count("\n", head.char_start, match.start),
+            tail.line_start + text.count("\n", tail.char_start, last_char),
+            "file",
+        )
+    if head.page is not None:
+
+        def page_start(page: int | str | None) -> int:
+            return min(s.char_start for s in spans if s.page == page)
+
+        return (
+            1 + text.count("\n", page_start(head.page), match.start),
+            1 + text.count("\n", page_start(tail.page), last_char),
+            "page",
+        )
+    return 1 + text.count("\n", 0, match.start), 1 + text.count("\n", 0, last_char), "text"
