@@ -28,7 +28,7 @@ import click
 
 from client_agent.backends.base import Backend, Exchange
 from client_agent.backends.conversation import CitationMode, ModelBackendError
-from client_agent.backends.offline import OfflineBackend
+from client_agent.offline.backend import OfflineBackend
 from client_agent.connection import ServerConnectionError, ToolServer, connect
 from client_agent.evaluation import (
     EvalQuestion, Prices, QuestionSetError, evaluate, load_questions, render_markdown, write_report,

@@ -7,13 +7,21 @@ A question set is JSONL, one object per line:
 ``expected_answer`` (a string, or a list of strings that must *all* appear in the answer —
 numbers compare by value, so "1999" matches "1,999"); ``expected_state`` (e.g.
 ``insufficient`` for a question the knowledge cannot answer); ``expected_sources``
-(``corpus:doc_id`` of documents the answer should cite).
+(``corpus:doc_id`` of documents the answer should cite); ``answer_sentences``, the source
+sentences that answer it, each given by fragments that together identify it (``[["E-bike",
+"650"]]`` for the price sheet's e-bike row); ``also_acceptable``, sentences that are not
+needed but not wrong either; and ``answer_excludes``, fragments no answer sentence may hold
+(the other rows of that price sheet: a whole table quoted for one row is not on point).
 
 The report has three layers:
 
 - **Process**: steps and tool calls per question, the tool-call mix, the share of runs whose
   last reflection said "sufficient", and how runs ended.
 - **Quality**: answer match (all expected strings present), state match, source recall,
+  the wrong-answer rate (questions expected to end ``insufficient`` that were answered
+  instead), answer-sentence recall and precision on answered questions with labelled answer
+  sentences (recall: the share of labelled sentences the answer quotes; precision: the share
+  of the answer's cited sentences that are labelled — an unrelated or padding sentence lowers it),
   and citation recall and precision in the ALCE sense, judged by the project's own support
   check (:func:`mcp_server.grounding.citations.supports`): a factual sentence counts toward recall
   when the concatenation of its cited texts supports it; a citation counts toward precision
@@ -40,6 +48,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcp_server.grounding.citations import check_answer, supports
+from mcp_server.grounding.claims import remove_citations
 from client_agent.loop import RunResult
 from client_agent.trace import read_trace
 
@@ -55,6 +64,9 @@ class EvalQuestion(BaseModel):
     expected_answer: str | list[str] | None = None
     expected_state: str | None = None
     expected_sources: list[str] = Field(default_factory=list)
+    answer_sentences: list[list[str]] = Field(default_factory=list)
+    also_acceptable: list[list[str]] = Field(default_factory=list)
+    answer_excludes: list[str] = Field(default_factory=list)
 
     @property
     def expected_parts(self) -> list[str]:
@@ -96,6 +108,7 @@ class Outcome:
     source_recall: float | None
     citation_recall: float | None
     citation_precision: float | None
+    answer_sentences: AnswerSentences | None = None
     tools: Counter[str] = field(default_factory=Counter)
     reflected_sufficient: bool | None = None
     backend: str = ""
@@ -108,7 +121,9 @@ class Outcome:
             "state": self.result.state, "answer": self.result.answer,
             "answer_match": self.answer_match, "state_match": self.state_match,
             "source_recall": self.source_recall, "citation_recall": self.citation_recall,
-            "citation_precision": self.citation_precision, "tools": dict(self.tools),
+            "citation_precision": self.citation_precision,
+            "answer_sentences": self.answer_sentences.to_dict() if self.answer_sentences else None,
+            "tools": dict(self.tools),
             "reflected_sufficient": self.reflected_sufficient, "totals": self.result.totals.to_dict(),
             "backend": self.backend, "models": self.models, "trace": str(self.result.trace),
         }
@@ -131,11 +146,47 @@ def score(question: EvalQuestion, result: RunResult) -> Outcome:
                        if question.expected_sources else None),
         citation_recall=recall,
         citation_precision=precision,
+        answer_sentences=answer_sentences(question, result) if question.answer_sentences else None,
         tools=tools,
         reflected_sufficient=verdicts[-1]["sufficient"] if verdicts else None,
         backend=str(start.get("backend", "")),
         models=models,
     )
+
+
+@dataclass(frozen=True)
+class AnswerSentences:
+    """How the cited sentences of an answer compare with a question's labelled answer sentences."""
+
+    labelled: int
+    """Labelled answer sentences of the question."""
+    found: int
+    """Of those, how many the answer quotes (0 unless the run ended ``answered``)."""
+    quoted: int
+    """Cited sentences in the answer (0 unless the run ended ``answered``)."""
+    on_point: int
+    """Of those, how many are labelled answer sentences (or also acceptable)."""
+
+    def to_dict(self) -> dict[str, int]:
+        return {"labelled": self.labelled, "found": self.found, "quoted": self.quoted, "on_point": self.on_point}
+
+
+def answer_sentences(question: EvalQuestion, result: RunResult) -> AnswerSentences:
+    """The answer's cited sentences against the question's labels (a sentence matches a label when it
+    holds all the label's fragments and none of ``answer_excludes``, compared as :func:`answer_matches` does)."""
+    quoted = [_normalise(remove_citations(s.text)) for s in check_answer(result.answer, result.cited_texts).sentences
+              if s.citations] if result.state == "answered" else []
+    labels = [[_normalise(f) for f in label] for label in question.answer_sentences]
+    acceptable = labels + [[_normalise(f) for f in label] for label in question.also_acceptable]
+    excluded = [_normalise(f) for f in question.answer_excludes]
+
+    def holds(sentence: str, label: list[str]) -> bool:
+        return all(re.search(_whole(f), sentence) for f in label) and not any(
+            re.search(_whole(f), sentence) for f in excluded)
+
+    return AnswerSentences(
+        labelled=len(labels), found=sum(any(holds(s, label) for s in quoted) for label in labels),
+        quoted=len(quoted), on_point=sum(any(holds(s, label) for label in acceptable) for s in quoted))
 
 
 def answer_matches(answer: str, expected: list[str]) -> bool:
@@ -244,6 +295,8 @@ def _dollars(outcomes: list[Outcome], answered: list[Outcome], prices: Prices) -
 
 
 def _quality(outcomes: list[Outcome]) -> dict[str, Any]:
+    labelled = [o.answer_sentences for o in outcomes if o.answer_sentences is not None]
+    declinable = [o for o in outcomes if o.question.expected_state == "insufficient"]
     return {
         "runs": len(outcomes),
         "answer_match": _share([o.answer_match for o in outcomes]),
@@ -251,7 +304,14 @@ def _quality(outcomes: list[Outcome]) -> dict[str, Any]:
         "source_recall": _mean([o.source_recall for o in outcomes if o.source_recall is not None]),
         "citation_recall": _mean([o.citation_recall for o in outcomes if o.citation_recall is not None]),
         "citation_precision": _mean([o.citation_precision for o in outcomes if o.citation_precision is not None]),
+        "wrong_answer_rate": _share([o.result.state == "answered" for o in declinable]),
+        "answer_sentence_recall": _ratio(sum(a.found for a in labelled), sum(a.labelled for a in labelled)),
+        "answer_sentence_precision": _ratio(sum(a.on_point for a in labelled), sum(a.quoted for a in labelled)),
     }
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return round(part / whole, 3) if whole else None
 
 
 def _share(flags: list[bool | None]) -> float | None:
@@ -276,13 +336,16 @@ def render_markdown(report: dict[str, Any]) -> str:
         "End states: " + ", ".join(f"{k} {v}" for k, v in p["states"].items()) + ". Tool mix: "
         + ", ".join(f"{k} {v}" for k, v in p["tool_mix"].items()) + ".",
         "",
-        "| kind | runs | answer match | state match | source recall | citation recall | citation precision |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| kind | runs | answer match | state match | source recall | citation recall | citation precision "
+        "| wrong answers | answer-sentence recall | answer-sentence precision |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     rows = {**report["by_kind"], "**all**": report["quality"]}
     for kind, q in rows.items():
         lines.append(f"| {kind} | {q['runs']} | {_pct(q['answer_match'])} | {_pct(q['state_match'])} | "
-                     f"{_pct(q['source_recall'])} | {_pct(q['citation_recall'])} | {_pct(q['citation_precision'])} |")
+                     f"{_pct(q['source_recall'])} | {_pct(q['citation_recall'])} | {_pct(q['citation_precision'])} | "
+                     f"{_pct(q['wrong_answer_rate'])} | {_pct(q['answer_sentence_recall'])} | "
+                     f"{_pct(q['answer_sentence_precision'])} |")
     lines += ["", f"Cost per answered question: {c['input_tokens_per_answered']} input + "
               f"{c['output_tokens_per_answered']} output tokens, {c['seconds_per_answered']} s "
               f"(total {c['seconds_total']} s)."]

@@ -4,8 +4,12 @@ The layers of ``mcp_server`` from the top: the command line, the team server, th
 retrieval and SQL, indexing, the stores, documents and embedding, the citation check
 (grounding), and the ground floor (settings, grants, models, errors, logs, progress).
 ``client_agent`` sits above the server's core: it may use the citation check, the models and
-the embedder, never the server's surface, and the server never imports the agent. A new import that points upward, or a
-cycle in either package, fails here with the path that closes it.
+the embedder, never the server's surface, and the server never imports the agent. Inside the
+agent, the offline back-end is a package of its own (``client_agent.offline``): the loop and
+everything else reach it only through ``client_agent.offline.backend``, and it never imports the
+loop's control (the loop, reflection parsing, traces, the command line, evaluation) or a model
+back-end. A new import that points upward, or a cycle in either package, fails here with the
+path that closes it.
 """
 
 from __future__ import annotations
@@ -125,3 +129,35 @@ def test_the_agent_uses_only_the_server_core_it_shares() -> None:
 def test_the_citation_check_has_one_implementation() -> None:
     assert not (REPO / "client_agent" / "citations.py").exists()
     assert not (REPO / "client_agent" / "claims.py").exists()
+
+
+OFFLINE = "client_agent.offline"
+OFFLINE_ENTRY = "client_agent.offline.backend"
+LOOP_CONTROL = {"client_agent.loop", "client_agent.reflection", "client_agent.trace", "client_agent.cli",
+                "client_agent.evaluation", "client_agent.backends.anthropic_backend",
+                "client_agent.backends.openai_backend", "client_agent.backends.conversation"}
+"""What the offline back-end must not import: the loop's control and the model back-ends. It may use
+the back-end contract (``backends.base``) and what the loop hands every back-end (the catalog, the
+evidence ledger, text helpers, conflicts, the query log's near-duplicate rule)."""
+
+
+def test_the_parts_of_client_agent_have_no_cycle_between_them() -> None:
+    parts: dict[str, set[str]] = {}
+    for module, deps in graph().items():
+        if module.startswith("client_agent."):
+            parts.setdefault(part_of(module), set()).update(
+                part_of(d) for d in deps if d.startswith("client_agent.") and part_of(d) != part_of(module))
+    assert find_cycle(parts) is None
+
+
+def test_only_the_offline_entry_point_is_imported_from_outside_the_offline_package() -> None:
+    reaching_in = {m: sorted(d for d in deps if d.startswith(OFFLINE + ".") and d != OFFLINE_ENTRY)
+                   for m, deps in graph().items() if not m.startswith(OFFLINE)}
+    assert {m: d for m, d in reaching_in.items() if d} == {}
+
+
+def test_the_offline_package_does_not_import_the_loop_or_a_model_back_end() -> None:
+    reaching_out = {m: sorted(deps & LOOP_CONTROL) for m, deps in graph().items() if m.startswith(OFFLINE)}
+    assert {m: d for m, d in reaching_out.items() if d} == {}
+    assert (REPO / "client_agent" / "offline" / "backend.py").is_file()
+    assert not (REPO / "client_agent" / "backends" / "offline.py").exists()

@@ -42,7 +42,7 @@ from answer_match import exact_match, f1_score  # noqa: E402
 from common import CACHE, REPO, log  # noqa: E402
 from hotpot_data import SETS, HotpotSet, Question, load_set  # noqa: E402
 
-from client_agent.backends.offline import OfflineBackend  # noqa: E402
+from client_agent.offline.backend import OfflineBackend  # noqa: E402
 from mcp_server.grounding.citations import cited_ids  # noqa: E402
 from client_agent.connection import ToolServer, connect  # noqa: E402
 from client_agent.loop import Agent, RunResult  # noqa: E402

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from client_agent.backends.base import Backend, Exchange
-from client_agent.backends.offline import OfflineBackend
+from client_agent.offline.backend import OfflineBackend
 from client_agent.connection import connect
 from client_agent.loop import Agent, Budgets, RunResult
 from mcp_server.indexing.ingest import ingest

@@ -8,7 +8,7 @@ import pytest
 
 from client_agent.evidence import Evidence, Ledger
 from client_agent.loop import RunResult
-from client_agent.multihop import (
+from client_agent.offline.multihop import (
     Document,
     HopPlan,
     anchors,

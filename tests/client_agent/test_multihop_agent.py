@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from client_agent.backends.offline import OfflineBackend
+from client_agent.offline.backend import OfflineBackend
 from client_agent.connection import connect
 from client_agent.loop import Agent, RunResult
 from client_agent.trace import read_trace

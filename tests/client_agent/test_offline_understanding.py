@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from client_agent.backends.base import Exchange
-from client_agent.backends.offline import OfflineBackend
+from client_agent.offline.backend import OfflineBackend
 from client_agent.connection import connect
 from client_agent.loop import Agent, RunResult
 from mcp_server.indexing.ingest import ingest

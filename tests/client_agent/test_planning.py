@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from client_agent.calculation import arithmetic
+from client_agent.offline.calculation import arithmetic
 from client_agent.connection import Catalog, CorpusSummary
-from client_agent.planning import (
+from client_agent.offline.planning import (
     about_the_knowledge,
     database_tables,
     resolve_follow_up,

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from client_agent import aliases, shapes, tiers
-from client_agent.calculation import arithmetic
+from client_agent.offline import aliases, shapes, tiers
+from client_agent.offline.calculation import arithmetic
 from client_agent.connection import Catalog, CorpusSummary
 from client_agent.evidence import Evidence, Ledger
-from client_agent.planning import about_records, undescribed
+from client_agent.offline.planning import about_records, undescribed
 
 LEAVE = """Annual leave grows with your length of service:
 

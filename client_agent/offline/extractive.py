@@ -9,8 +9,8 @@ what it does not know: a sub-question whose terms no evidence covers gets "I cou
 *Coverage* of a sub-question by one evidence item is the share of the sub-question's content
 terms that appear in the item (text, title and section); codes and model names must all
 appear. A term the item does not contain counts as half present when a word of the item's
-sentence holding most of the question's terms means nearly the same (:data:`~client_agent.meaning.WORD_MEANING`, by the bundled embedding
-model, :mod:`client_agent.meaning`): "cats" and "pets", "married" and "wedding". A sub-question is
+sentence holding most of the question's terms means nearly the same (:data:`~client_agent.offline.meaning.WORD_MEANING`, by the bundled embedding
+model, :mod:`client_agent.offline.meaning`): "cats" and "pets", "married" and "wedding". A sub-question is
 covered when some item reaches :data:`COVERED`.
 
 *Sentence choice* adds meaning to the word counts too: every sentence's score includes
@@ -19,7 +19,7 @@ covered when some item reaches :data:`COVERED`.
 After the best sentence, another from the same evidence item is added when it covers a term
 of the question the first does not ("Students pay half price" after the membership fee). A
 question for the most expensive or cheapest of something gets the extreme row of the best
-candidate's table first (:func:`~client_agent.shapes.extreme_row`).
+candidate's table first (:func:`~client_agent.offline.shapes.extreme_row`).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ import re
 from dataclasses import dataclass
 
 from client_agent.evidence import Evidence, Ledger
-from client_agent.meaning import matched_words, similarity
-from client_agent.shapes import extreme_row
+from client_agent.offline.meaning import matched_words, similarity
+from client_agent.offline.shapes import extreme_row
 from client_agent.text import (
     content_terms, identifier_like, identifiers, is_cjk, numbers, original_words, sentences,
 )

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from client_agent.evidence import Evidence, Ledger
-from client_agent.meaning import similarity
+from client_agent.offline.meaning import similarity
 from client_agent.text import content_terms, identifiers, numbers
 
 _PROCEDURE = re.compile(

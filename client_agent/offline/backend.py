@@ -3,7 +3,7 @@
 It is the default when no API key is set, and a real baseline rather than a fake of Claude:
 
 - **Decide.** Arithmetic, in symbols or words, is computed
-  (:func:`~client_agent.calculation.arithmetic`); a question that shares neither vocabulary
+  (:func:`~client_agent.offline.calculation.arithmetic`); a question that shares neither vocabulary
   nor meaning with the corpus descriptions or the database is declined as general knowledge
   without a search — unless some corpus has no description to rule it out (a folder indexed
   without ``corpus.toml``): then those corpora are searched, and the results decide (nothing
@@ -12,23 +12,23 @@ It is the default when no API key is set, and a real baseline rather than a fake
   matches it clearly (or to all corpora) and searched with ``hybrid_search``.
   A one-part question that compares two names also searches each name, and one whose first
   results are about something it names but leave words uncovered follows the names those
-  results mention (:mod:`client_agent.multihop`).
+  results mention (:mod:`client_agent.offline.multihop`).
 - **Reflect.** Each sub-question is covered when one evidence item holds most of its content
-  terms and every code or model name it mentions (:func:`~client_agent.extractive.coverage`).
+  terms and every code or model name it mentions (:func:`~client_agent.offline.extractive.coverage`).
   For what is not covered it first restates the sub-question in the documents' own name for
   what it describes, when a definition in the evidence allows ("help-desk software" →
-  "Service Cloud", :mod:`client_agent.aliases`), then proposes broader searches (all
+  "Service Cloud", :mod:`client_agent.offline.aliases`), then proposes broader searches (all
   corpora, then semantic search, then the codes alone); for "why" questions it also follows ticket and change codes the
   evidence mentions, since causes tend to span documents.
 - **Answer.** For each covered sub-question, the best one or two sentences of the evidence,
   verbatim, each with its citation — or, when the question gives its own amount and the
   evidence states tiers ("after 1 year … after 5 years …"), the tier that amount falls in,
-  saying so (:mod:`client_agent.tiers`), or for a "how do I" question the numbered steps that
-  answer it (:mod:`client_agent.shapes`); for each uncovered one, what could not be found
+  saying so (:mod:`client_agent.offline.tiers`), or for a "how do I" question the numbered steps that
+  answer it (:mod:`client_agent.offline.shapes`); for each uncovered one, what could not be found
   (and, when the question is about records, the database tables that may hold it, since this
   mode does not write SQL). Conflicting sources
   are quoted side by side with the newer one named. A multi-hop question is answered by the
-  best sentence of each document of its chain (:func:`~client_agent.multihop.best_chain`).
+  best sentence of each document of its chain (:func:`~client_agent.offline.multihop.best_chain`).
 """
 
 from __future__ import annotations
@@ -36,18 +36,18 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from client_agent import aliases, shapes, tiers
+from client_agent.offline import aliases, shapes, tiers
 from client_agent.backends.base import AnswerState, Decision, Observation, Reply, RunView, ToolRequest
-from client_agent.calculation import arithmetic, format_number
+from client_agent.offline.calculation import arithmetic, format_number
 from mcp_server.grounding.citations import check_answer, enforce
 from client_agent.conflicts import find_conflicts
 from client_agent.connection import Catalog
 from client_agent.evidence import Ledger
-from client_agent.extractive import (
+from client_agent.offline.extractive import (
     Coverage, best_quotes, chain_quotes, clean, coverage, leads, named_symptoms, plain_words,
 )
-from client_agent.multihop import Document, HopPlan
-from client_agent.planning import (
+from client_agent.offline.multihop import Document, HopPlan
+from client_agent.offline.planning import (
     SubQuestion, about_records, about_the_knowledge, database_tables, is_causal, resolve_follow_up, route,
     split_question, undescribed,
 )
@@ -76,7 +76,7 @@ class OfflineBackend:
         self._symptoms: list[str] = []
         self._hops: HopPlan | None = None
         self._renamed: set[str] = set()
-        """Sub-questions already restated in the documents' names (:mod:`client_agent.aliases`)."""
+        """Sub-questions already restated in the documents' names (:mod:`client_agent.offline.aliases`)."""
         self._probing: list[str] = []
         """Undescribed corpora searched to decide whether the question is about them at all."""
         self._ids = 0

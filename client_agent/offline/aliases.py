@@ -5,7 +5,7 @@ a first search usually holds the sentence that connects the two — a definition
 "Wonderlab Service Cloud is an omnichannel help desk for customer-service teams". When some
 words of a sub-question are in no evidence item, :func:`resolve` looks for a definition
 ("NAME is a/an/our/the …", "NAME, a/an …") whose description is close in meaning
-(:data:`DEFINITION_MEANING`, :mod:`client_agent.meaning`) to a run of those words, and
+(:data:`DEFINITION_MEANING`, :mod:`client_agent.offline.meaning`) to a run of those words, and
 returns the sub-question with that run replaced by the name, for a follow-up search and for
 checking coverage and choosing sentences. When the evidence holds no such definition yet, the
 back-end first searches for the uncovered words themselves (:func:`uncovered_runs`): the
@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from client_agent.evidence import Ledger
-from client_agent.meaning import similarity
+from client_agent.offline.meaning import similarity
 from client_agent.text import content_terms, sentences
 
 DEFINITION_MEANING = 0.45

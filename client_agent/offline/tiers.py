@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from client_agent.evidence import Evidence, Ledger
-from client_agent.extractive import clean
+from client_agent.offline.extractive import clean
 from client_agent.text import content_terms, sentences
 
 _SMALL = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "

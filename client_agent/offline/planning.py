@@ -5,7 +5,7 @@ All of it is deterministic string work, documented so a reader can predict it:
 - :func:`about_the_knowledge` decides whether a question could be answered from the
   knowledge base at all: it must share vocabulary with some corpus's description or the
   database schema, be close in meaning to a sentence of a description
-  (:data:`DESCRIPTION_MEANING`, by :mod:`client_agent.meaning`: "time off" for a corpus of
+  (:data:`DESCRIPTION_MEANING`, by :mod:`client_agent.offline.meaning`: "time off" for a corpus of
   leave rules), or name a code or model (``X9``) that only a search can rule out. Anything
   else is general knowledge, which the offline mode declines honestly — unless a corpus says
   it holds general knowledge (its description mentions an encyclopedia or general-knowledge
@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 
 from client_agent.connection import Catalog, CorpusSummary
-from client_agent.meaning import best_similarity
+from client_agent.offline.meaning import best_similarity
 from client_agent.text import content_terms, identifiers, sentences
 
 _QUESTION_WORD = r"(?:what|how|when|who|whom|which|where|why|is|are|do|does|did|can|could|must|should|will|would)\b"
