@@ -36,7 +36,7 @@ import platformdirs
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from mcp_server.embedding import DEFAULT_MODEL, EmbeddingServer
+from mcp_server.embedding.spec import DEFAULT_MODEL, EmbeddingServer
 from mcp_server.stores.keyword import IdfFormula
 
 APP_NAME = "agentic-rag-mcp"

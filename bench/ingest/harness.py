@@ -18,7 +18,7 @@ from typing import Any
 
 from common import log
 
-from mcp_server.embedding import load_embedder
+from mcp_server.embedding.loading import load_embedder
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.indexing.ingest import ingest
 from mcp_server.progress import stderr_progress

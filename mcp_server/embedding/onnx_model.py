@@ -23,9 +23,9 @@ import numpy.typing as npt
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
+from mcp_server.embedding.spec import DEFAULT_MODEL
 from mcp_server.errors import EmbeddingModelError
 
-DEFAULT_MODEL = "minilm-int8"
 DEFAULT_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained with 256-token inputs
 MAX_BATCH = 32

@@ -46,7 +46,7 @@ from mcp_server.documents.corpus import (
 from mcp_server.documents.limits import FileInput, ReadingLimits
 from mcp_server.documents.reader_process import DocumentReader
 from mcp_server.documents.safe_open import read_inside
-from mcp_server.embedding import Embedder, load_embedder
+from mcp_server.embedding.loading import Embedder, load_embedder
 from mcp_server.errors import IngestError
 from mcp_server.indexing.build_status import INDEXING_PHASE, BuildRecord, BuildStatus, read_build_status
 from mcp_server.indexing.configured import check_unique_name, configured_corpora

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypedDict, Unpack
 
-from mcp_server.embedding import Embedder, load_embedder
+from mcp_server.embedding.loading import Embedder, load_embedder
 from mcp_server.errors import BackendUnavailableError, IndexMissingError, InvalidQueryError, NotFoundError
 from mcp_server.indexing.configured import configured_names
 from mcp_server.indexing.generations import STORE_LAYOUT, GenerationLease, IndexLayout, Manifest

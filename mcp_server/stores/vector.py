@@ -37,7 +37,7 @@ from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings as ChromaSettings
 from chromadb.errors import NotFoundError as ChromaNotFoundError
 
-from mcp_server.embedding import Embedder
+from mcp_server.embedding.loading import Embedder
 from mcp_server.errors import BackendUnavailableError
 
 EMBEDDED_PREFIX = "corpus"

@@ -37,7 +37,7 @@ from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ToolsListChanged
 
 from mcp_server.documents.corpus import CorpusConfig
-from mcp_server.embedding import load_embedder
+from mcp_server.embedding.loading import load_embedder
 from mcp_server.errors import IndexBuildingError
 from mcp_server.indexing.background import BackgroundIngest
 from mcp_server.indexing.build_status import read_build_status

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from chromadb.config import Settings as ChromaSettings
 
-from mcp_server.embedding import load_embedder, onnx_model
+from mcp_server.embedding import onnx_model
+from mcp_server.embedding.loading import load_embedder
 from mcp_server.embedding.onnx_model import OnnxSentenceEmbedding
 from mcp_server.errors import EmbeddingModelError
 from mcp_server.stores.vector import ChromaStore, EMBEDDED_PREFIX, VectorRecord, collection_name

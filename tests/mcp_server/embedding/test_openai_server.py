@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 
 from mcp_server.sql.demo import open_database
-from mcp_server.embedding import load_embedder
+from mcp_server.embedding.loading import load_embedder
 from mcp_server.errors import BackendUnavailableError, EmbeddingModelError, EmbeddingModelMismatchError
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.indexing.ingest import ingest

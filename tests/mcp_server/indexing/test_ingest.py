@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_server.embedding import Embedder
+from mcp_server.embedding.loading import Embedder
 from mcp_server.errors import EmbeddingModelMismatchError, IngestError, NotFoundError
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.indexing.ingest import ingest

@@ -16,7 +16,7 @@ from mcp import Client
 from PIL import Image
 
 from mcp_server.cli import main
-from mcp_server.embedding import load_embedder
+from mcp_server.embedding.loading import load_embedder
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.indexing.ingest import ingest
 from mcp_server.retrieval.retriever import Retriever

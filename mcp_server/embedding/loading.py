@@ -1,0 +1,79 @@
+"""Loading the embedding model a spec names (the specs: :mod:`mcp_server.embedding`), as an
+:class:`Embedder` that carries the identity the index records."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache, cached_property
+from typing import Any, Sequence
+
+import numpy as np
+import numpy.typing as npt
+from chromadb.api.types import Documents, EmbeddingFunction
+from chromadb.utils.embedding_functions import known_embedding_functions
+
+from mcp_server.embedding.onnx_model import OnnxSentenceEmbedding
+from mcp_server.embedding.openai_server import ServerEmbedding
+from mcp_server.embedding.spec import DEFAULT_MODEL, EmbeddingServer
+from mcp_server.errors import EmbeddingModelError, EmbeddingModelMismatchError
+
+@dataclass
+class Embedder:
+    """An embedding model with the identity recorded in the index."""
+
+    name: str
+    function: EmbeddingFunction[Documents]
+
+    @cached_property
+    def dimension(self) -> int:
+        """The length of the model's vectors, from one probe (for a server: one request) per process."""
+        return len(self.function(["dimension probe"])[0])
+
+    def embed(self, texts: Sequence[str]) -> list[npt.NDArray[np.float32]]:
+        """Embed texts as float32 vectors, in input order, each of :attr:`dimension` values."""
+        vectors = [np.asarray(v, dtype=np.float32) for v in self.function(list(texts))]
+        wrong = sorted({len(v) for v in vectors} - {self.dimension})
+        if wrong:
+            raise EmbeddingModelMismatchError(
+                f"embedding model {self.name!r} returned {wrong[0]}-dimensional vectors after "
+                f"{self.dimension}-dimensional ones: the model behind it changed while running. Restart, and "
+                "rebuild the index if it was built with the old model: ragmcp ingest --rebuild"
+            )
+        return vectors
+
+
+@cache
+def load_embedder(spec: str, config_json: str | None = None, server: EmbeddingServer = EmbeddingServer()) -> Embedder:
+    """The embedder a spec names (see the module docstring), loaded once per process;
+    ``server`` says where an ``openai:<model>`` spec's server is.
+
+    Raises EmbeddingModelError when the spec is malformed or the model cannot be loaded.
+    """
+    if spec == DEFAULT_MODEL:
+        return Embedder(name="all-MiniLM-L6-v2-int8", function=OnnxSentenceEmbedding())
+    kind, _, value = spec.partition(":")
+    if kind == "onnx" and value:
+        function = OnnxSentenceEmbedding(model=value)
+        return Embedder(name=f"onnx:{function.model_sha256[:16]}", function=function)
+    if kind == "openai" and value:
+        served = ServerEmbedding(value, server)
+        return Embedder(name=served.identity, function=served)
+    if kind == "chroma" and value:
+        return Embedder(name=f"chroma:{value}", function=_chroma_function(value, config_json))
+    raise EmbeddingModelError(
+        f"unknown embedding model spec {spec!r}; use '{DEFAULT_MODEL}', 'onnx:<model directory>', "
+        "'openai:<model served at RAGMCP_EMBEDDING_URL>' or 'chroma:<embedding function name>'"
+    )
+
+
+def _chroma_function(name: str, config_json: str | None) -> EmbeddingFunction[Documents]:
+    factory = known_embedding_functions.get(name)
+    if factory is None:
+        available = ", ".join(sorted(known_embedding_functions))
+        raise EmbeddingModelError(f"no ChromaDB embedding function named {name!r}; available: {available}")
+    try:
+        config: dict[str, Any] = json.loads(config_json) if config_json else {}
+        return factory.build_from_config(config)
+    except Exception as e:  # noqa: BLE001 - third-party constructors raise anything
+        raise EmbeddingModelError(f"cannot build ChromaDB embedding function {name!r}: {e}") from e
