@@ -30,10 +30,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.lowlevel import NotificationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.server.session import ServerSession
-from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ToolsListChanged
 
 from mcp_server.documents.corpus import CorpusConfig
@@ -243,16 +241,23 @@ def _log_start(live: LiveTools) -> None:
 
 
 class _LegacySession:
-    """Server middleware: remembers the session of a connection that completed the initialize handshake,
-    to send it list-changed notifications (a 2026-07-28 connection hears them on its listen stream)."""
+    """Server middleware for connections that open with the initialize handshake: it announces that
+    the tool and resource lists change (the SDK's stdio run announces neither; a 2026-07-28
+    connection learns it from its listen stream) and remembers the session to notify."""
 
     def __init__(self) -> None:
         self.session: ServerSession | None = None
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method == "notifications/initialized":
+        result = await call_next(ctx)
+        if ctx.method == "initialize" and isinstance(result, dict):
+            capabilities = result.get("capabilities", {})
+            for listed in ("tools", "resources"):
+                if isinstance(capabilities.get(listed), dict):
+                    capabilities[listed]["listChanged"] = True
+        elif ctx.method == "notifications/initialized":
             self.session = ctx.session
-        return await call_next(ctx)
+        return result
 
 
 async def _serve(settings: Settings, live: LiveTools) -> None:
@@ -261,13 +266,9 @@ async def _serve(settings: Settings, live: LiveTools) -> None:
     calls = CallRunner(settings)
     arguments = ArgumentCheck()
     server = build_server(settings, live, calls=calls, middleware=[legacy], subscriptions=bus, arguments=arguments)
-    # MCPServer.run("stdio") announces no list-changed support; the low-level run takes the options.
-    lowlevel = server._lowlevel_server
-    options = lowlevel.create_initialization_options(NotificationOptions(tools_changed=True, resources_changed=True))
     async with anyio.create_task_group() as group:
         group.start_soon(_follow, server, settings, live, calls, arguments, bus, legacy)
-        async with stdio_server() as (read, write):
-            await lowlevel.run(read, write, options)
+        await server.run_stdio_async()
         group.cancel_scope.cancel()
 
 
