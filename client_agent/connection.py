@@ -129,7 +129,8 @@ async def connect(
             if server_url is None:
                 transport: Any = StdioServerParameters(
                     # A one-shot question needs the index first; a desktop host would rather not wait.
-                    command=sys.executable, args=["-m", "mcp_server", "serve", "--wait-for-index"],
+                    # Its warnings only: the agent shows its own progress, and the index build's.
+                    command=sys.executable, args=["-m", "mcp_server", "serve", "--wait-for-index", "--log-level", "warning"],
                     env=dict(os.environ) if server_env is None else server_env,
                 )
             else:

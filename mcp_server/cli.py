@@ -351,13 +351,15 @@ def _echo_last_ingest(run: dict[str, Any] | None) -> None:
               help="Re-index the corpus folders when their files change (as ragmcp watch does).")
 @click.option("--wait-for-index", is_flag=True,
               help="Bring the index up to date before serving (for scripts and one-shot clients; hosts need not).")
+@click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info", show_default=True,
+              help="Least severe log lines written to stderr (rag-agent runs its server with warning).")
 @click.pass_obj
 @handle_errors
 def serve(
     settings: Settings, transport: str, host: str | None, port: int | None, workers: int,
     allowed_hosts: tuple[str, ...], allowed_origins: tuple[str, ...], stateless: bool | None,
     max_body_bytes: int | None, tokens_file: Path | None, no_auth: bool, public_url: str | None,
-    audit_log: Path | None, watch_folders: bool, wait_for_index: bool,
+    audit_log: Path | None, watch_folders: bool, wait_for_index: bool, log_level: str,
 ) -> None:
     """Serve the retrieval tools over MCP (stdio by default; HTTP at /mcp with --transport http).
 
@@ -380,7 +382,7 @@ def serve(
         allowed_origins=list(allowed_origins) or None, stateless_http=stateless, max_body_bytes=max_body_bytes,
         tokens_file=tokens_file, public_url=public_url, audit_log=audit_log,
     )
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=LOG_FORMAT)
+    logging.basicConfig(level=log_level.upper(), stream=sys.stderr, format=LOG_FORMAT)
     if wait_for_index:
         with stderr_progress(stderr) as progress:
             print_ingest_report(ingest(settings, progress=progress, on_wait=say_waiting))

@@ -76,7 +76,8 @@ def load_pdf(file: FileInput, read_page: PageReader | None = None) -> LoadedDocu
     except pdfium.PdfiumError as error:
         if "password" in str(error).lower():
             raise IngestError(f"{file.path} is an encrypted PDF; save a decrypted copy to index it.") from error
-        raise IngestError(f"{file.path} is not a readable PDF ({error}); check it or convert it to text.") from error
+        cause = str(error).rstrip(".")
+        raise IngestError(f"{file.path} is not a readable PDF ({cause}); check it or convert it to text.") from error
     try:
         count = len(document)
         pages: list[_Page] = []

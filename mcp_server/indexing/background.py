@@ -48,7 +48,9 @@ class BackgroundIngest:
         stop, self._stop = context.Pipe(duplex=False)
         self._outcome, outcome = context.Pipe(duplex=False)
         # Not a daemon: the build starts keyword writer processes of its own.
-        self._process = context.Process(target=_build, args=(settings, stop, outcome), name="ragmcp-ingest")
+        self._process = context.Process(
+            target=_build, args=(settings, stop, outcome, logging.getLogger().getEffectiveLevel()), name="ragmcp-ingest"
+        )
         self._stopped = False
         self._waiter = threading.Thread(target=self._wait, name="ragmcp-ingest-waiter", daemon=True)
         self.finished = threading.Event()
@@ -78,13 +80,14 @@ class BackgroundIngest:
         self.finished.set()
 
 
-def _build(settings: Settings, stop: Connection, outcome: Connection) -> None:
-    """The child: ingest, log the report, and send the parent the error message (or None)."""
+def _build(settings: Settings, stop: Connection, outcome: Connection, log_level: int) -> None:
+    """The child: ingest, log the report at the server's log level, and send the parent the error
+    message (or None)."""
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stdout may be the parent's protocol stream
     os.nice(BUILD_NICENESS)
     # Imported only now, at the lower priority: importing the stores and readers is seconds of CPU.
     from mcp_server.indexing.ingest import IngestCancelled, ingest
-    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format=LOG_FORMAT)
+    logging.basicConfig(level=log_level, stream=sys.stderr, format=LOG_FORMAT)
     cancel = threading.Event()
     threading.Thread(target=_cancel_when_stopped, args=(stop, cancel), daemon=True).start()
     progress = LogProgress(Console(stderr=True, soft_wrap=True, highlight=False))
@@ -92,8 +95,8 @@ def _build(settings: Settings, stop: Connection, outcome: Connection) -> None:
     try:
         report = ingest(settings, progress=progress, on_wait=_log_waiting, stop=cancel)
         progress.close()
-        for line in report.lines():
-            logger.info("%s", line)
+        for line in report.lines():  # a note (settings that differ from the index's) is worth a warning
+            logger.log(logging.WARNING if line in report.notes else logging.INFO, "%s", line)
     except IngestCancelled:
         logger.info("index build stopped; the next start resumes it")
     except RetrievalError as e:

@@ -1,4 +1,5 @@
-"""``rag-agent`` as a new user meets it (issue 27): ``--corpus`` serves your own folder. A real
+"""``rag-agent`` as a new user meets it (issue 27): ``--corpus`` serves your own folder, and the
+server's routine log lines stay out of the answer's way. A real
 ``rag-agent`` process spawning a real stdio server, with a fresh HOME and data dir."""
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def test_corpus_option_serves_the_given_folders(tmp_path: Path) -> None:
     answer = json.loads(result.stdout)
     cited = json.dumps(answer)
     assert "door 7" in answer["answer"] and "garden:" in cited
+    assert " INFO " not in result.stderr  # the server the agent spawns logs its warnings only
 
 
 def test_corpus_option_with_server_url_is_refused(tmp_path: Path) -> None:
