@@ -52,23 +52,18 @@ from anthropic.types import (
 
 from client_agent.backends.base import Decision, ModelCall, Observation, Reply, RunView, ToolRequest
 from client_agent.backends.conversation import (
-    DROPPED_EVIDENCE, LOOP_EVIDENCE, MUST_ANSWER, REFLECTION_RETRY, CitationMode, ModelBackendError, cited,
-    cited_text, evidence_title, first_line, history_turns, max_tokens_setting, state_of, system_prompt, unseen,
+    DEFAULT_MAX_RETRIES, DROPPED_EVIDENCE, LOOP_EVIDENCE, MUST_ANSWER, CitationMode, ModelBackend,
+    ModelBackendError, cited, cited_text, endpoint, evidence_title, first_line, history_turns, max_tokens_setting,
+    reflection_closing, state_of, system_prompt, unseen,
 )
 from client_agent.connection import Catalog, ToolOutcome
 from client_agent.evidence import Evidence
-from client_agent.reflection import REFLECTION_INSTRUCTIONS
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_MAX_TOKENS = 4096
-DEFAULT_MAX_RETRIES = 4
-"""Retries after a 429/529/5xx; with the SDK's backoff, four retries wait up to about 7.5 s in all."""
 
 AUTO: ToolChoiceParam = {"type": "auto"}
 NONE: ToolChoiceParam = {"type": "none"}
-
-LOCAL_KEY = "not-needed"
-"""The key sent to a ``--base-url`` server when none is set: local servers ignore it, the SDK wants one."""
 
 _MARKER_SPOT = re.compile(r"[\s.!?;:,]*$")
 
@@ -102,10 +97,10 @@ def from_environment(
     ``ANTHROPIC_API_KEY``, ``ANTHROPIC_BASE_URL``, ``RAG_AGENT_MODEL`` (default
     :data:`DEFAULT_MODEL`) and ``RAG_AGENT_MAX_TOKENS`` (default :data:`DEFAULT_MAX_TOKENS`).
     The key is required for Anthropic's own API; a server at a base URL may do without one
-    (:data:`LOCAL_KEY` is sent). The SDK sends the key as ``Authorization: Bearer <key>``.
+    (:data:`~client_agent.backends.conversation.LOCAL_KEY` is sent). The SDK sends the key as
+    ``Authorization: Bearer <key>``.
     """
-    url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-    key = api_key or os.environ.get("ANTHROPIC_API_KEY") or (LOCAL_KEY if url else None)
+    url, key = endpoint(base_url, api_key, "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY")
     if not key:
         raise APIKeyError(
             "No Anthropic API key: set ANTHROPIC_API_KEY to use Claude, or use the offline back-end "
@@ -117,33 +112,25 @@ def from_environment(
                             citations=citations, notice=notice)
 
 
-class AnthropicBackend:
+class AnthropicBackend(ModelBackend[anthropic.AsyncAnthropic]):
     """Claude as the agent's decision maker, over one Messages conversation per run."""
 
     name = "anthropic"
 
     def __init__(self, client: anthropic.AsyncAnthropic, model: str, max_tokens: int = DEFAULT_MAX_TOKENS,
                  citations: CitationMode = "auto", notice: Notice = _stderr_line) -> None:
-        self.client = client
+        super().__init__(client)
         self.model: str | None = model
         self.max_tokens = max_tokens
         self.citations: CitationMode = citations
         """``text`` once an ``auto`` run has fallen back; read it to start the next run the same way."""
         self.notice = notice
-        self._run: RunView | None = None
         self._messages: list[MessageParam] = []
         self._pending: list[ContentBlockParam] = []
         """The next user turn, as it accumulates: tool results, then notes from the loop."""
-        self._shown: set[str] = set()
-        """Citation ids whose evidence is in the conversation."""
-
-    async def aclose(self) -> None:
-        """Close the SDK client's connections."""
-        await self.client.close()
 
     async def decide(self, view: RunView) -> Decision:
-        if view is not self._run:
-            self._start(view)
+        self._follow(view)
         closing = [_text(MUST_ANSWER)] if view.must_answer else []
         message, call = await self._create(view, closing, NONE if view.must_answer else AUTO, commit=True)
         uses = [block for block in message.content if block.type == "tool_use"]
@@ -155,15 +142,13 @@ class AnthropicBackend:
     def observe(self, observations: list[Observation]) -> None:
         """Tool results lead the next user turn (the API wants them before any other content)."""
         self._pending[:0] = [_tool_result(o.request.id, o.outcome) for o in observations]
-        self._shown.update(item.citation_id for o in observations for item in o.outcome.evidence)
+        self._mark_shown(observations)
 
     def note(self, text: str) -> None:
         self._pending.append(_text(text))
 
     async def reflect(self, view: RunView, retry_feedback: str | None = None) -> Reply:
-        closing = [_text(REFLECTION_INSTRUCTIONS)]
-        if retry_feedback:
-            closing.append(_text(REFLECTION_RETRY.format(feedback=retry_feedback)))
+        closing = [_text(part) for part in reflection_closing(retry_feedback)]
         message, call = await self._create(view, closing, NONE, commit=False)
         return Reply(_plain_text(message.content), call)
 
@@ -173,8 +158,8 @@ class AnthropicBackend:
         return _answer(message, call)
 
     def _start(self, view: RunView) -> None:
-        """Open a new run's conversation (the loop makes one view per run): earlier chat turns, then the question."""
-        self._run, self._pending, self._shown = view, [_text(view.question)], set()
+        """Open a new run's conversation: earlier chat turns, then the question."""
+        self._pending = [_text(view.question)]
         self._messages = cast(list[MessageParam], history_turns(view.history))
 
     def _catch_up(self, view: RunView) -> None:

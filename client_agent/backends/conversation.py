@@ -5,18 +5,22 @@ Claude (:mod:`client_agent.backends.anthropic_backend`) and any OpenAI-compatibl
 formats. Everything that does not depend on the format lives here: the system prompt and
 the loop's standing messages, the rendering of evidence as text headed by its citation id
 (the form every model can cite by copying the id; Claude's native citations are the one
-alternative), the answer-state prefixes, and the error every model back-end raises.
+alternative), the answer-state prefixes, the error every model back-end raises, and the
+lifecycle both share (:class:`ModelBackend`: the SDK client, how it is configured and closed,
+one conversation per run).
 """
 
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from typing import Literal
+from typing import Generic, Literal, Protocol, TypeVar
 
-from client_agent.backends.base import AnswerState, Exchange
+from client_agent.backends.base import AnswerState, Exchange, Observation, RunView
 from client_agent.connection import Catalog, ToolOutcome
 from client_agent.evidence import Evidence, Ledger
+from client_agent.reflection import REFLECTION_INSTRUCTIONS
 
 CitationMode = Literal["native", "text", "auto"]
 """How search hits reach Claude: ``search_result`` blocks (native citations), cited text, or native
@@ -66,8 +70,85 @@ LOOP_EVIDENCE = "Evidence the agent retrieved to check a conflict between source
 DROPPED_EVIDENCE = "(Left out of this prompt to save space: it ranked low. Search again if you need it.)"
 
 
+DEFAULT_MAX_RETRIES = 4
+"""Retries after a 429/5xx (Anthropic's 529 included) or a dropped connection: the SDKs back off
+exponentially (0.5 s doubling to 8 s, with jitter, honouring ``retry-after``), so four retries
+wait up to about 7.5 s in all."""
+
+LOCAL_KEY = "not-needed"
+"""The key sent to a ``--base-url`` server when none is set: local servers ignore it, the SDKs want one."""
+
+
 class ModelBackendError(RuntimeError):
     """A model API could not be used; the message says what to do about it."""
+
+
+class SDKClient(Protocol):
+    """What a back-end's lifecycle needs of its SDK client (``openai.AsyncOpenAI``, ``anthropic.AsyncAnthropic``)."""
+
+    @property
+    def base_url(self) -> object:
+        """The server's URL, named in error messages."""
+        ...
+
+    async def close(self) -> None:
+        """Close the client's connections."""
+        ...
+
+
+ClientT = TypeVar("ClientT", bound=SDKClient)
+
+
+def endpoint(
+    base_url: str | None, api_key: str | None, url_variable: str, key_variable: str
+) -> tuple[str | None, str | None]:
+    """The server's URL and the key to send: the arguments, else the environment variables named.
+
+    A server at a base URL may do without a key, and gets :data:`LOCAL_KEY`; ``None`` for the key
+    means there is none for the API's own server, which the caller reports in its API's terms.
+    """
+    url = base_url or os.environ.get(url_variable) or None
+    key = api_key or os.environ.get(key_variable) or (LOCAL_KEY if url else None)
+    return url, key
+
+
+class ModelBackend(ABC, Generic[ClientT]):
+    """What the model back-ends share beyond the wire format: the SDK client, which retries
+    transient failures itself (``max_retries``, see :data:`DEFAULT_MAX_RETRIES`) and which
+    :meth:`aclose` closes, and one conversation per run, opened by :meth:`_start` when the loop
+    hands over a new run's view (the loop makes one view per run)."""
+
+    def __init__(self, client: ClientT) -> None:
+        self.client = client
+        self._run: RunView | None = None
+        self._shown: set[str] = set()
+        """Citation ids whose evidence is in the conversation."""
+
+    async def aclose(self) -> None:
+        """Close the SDK client's connections."""
+        await self.client.close()
+
+    def _follow(self, view: RunView) -> None:
+        """Open a new conversation when ``view`` is a new run's; a run's later calls continue its own."""
+        if view is not self._run:
+            self._run, self._shown = view, set()
+            self._start(view)
+
+    @abstractmethod
+    def _start(self, view: RunView) -> None:
+        """Open the run's conversation in the back-end's wire format: earlier chat turns, then the question."""
+
+    def _mark_shown(self, observations: list[Observation]) -> None:
+        """Note the evidence the observed tool results bring into the conversation."""
+        self._shown.update(item.citation_id for o in observations for item in o.outcome.evidence)
+
+
+def reflection_closing(retry_feedback: str | None) -> list[str]:
+    """What closes a reflection request: the reflection instructions, and on the retry what was wrong."""
+    closing = [REFLECTION_INSTRUCTIONS]
+    if retry_feedback:
+        closing.append(REFLECTION_RETRY.format(feedback=retry_feedback))
+    return closing
 
 
 def system_prompt(catalog: Catalog) -> str:

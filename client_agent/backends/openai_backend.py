@@ -49,19 +49,14 @@ from openai.types.shared_params import ResponseFormatJSONSchema
 
 from client_agent.backends.base import Decision, ModelCall, Observation, Reply, RunView, ToolRequest
 from client_agent.backends.conversation import (
-    LOOP_EVIDENCE, MUST_ANSWER, REFLECTION_RETRY, ModelBackendError, cited_text, first_line, history_turns,
-    max_tokens_setting, result_text, state_of, system_prompt, unseen,
+    DEFAULT_MAX_RETRIES, LOOP_EVIDENCE, MUST_ANSWER, ModelBackend, ModelBackendError, cited_text, endpoint,
+    first_line, history_turns, max_tokens_setting, reflection_closing, result_text, state_of, system_prompt, unseen,
 )
 from client_agent.connection import Catalog, ToolOutcome
 from client_agent.evidence import Evidence
-from client_agent.reflection import REFLECTION_INSTRUCTIONS, Verdict
+from client_agent.reflection import Verdict
 
 DEFAULT_MAX_TOKENS = 4096
-DEFAULT_MAX_RETRIES = 4
-"""Retries after a 429/5xx or a dropped connection; with the SDK's backoff, about 7.5 s of waiting in all."""
-
-LOCAL_KEY = "not-needed"
-"""The key sent to a ``--base-url`` server when none is set: local servers ignore it, the SDK wants one."""
 
 
 def _described(name: str, schema: dict[str, Any]) -> dict[str, Any]:
@@ -114,11 +109,11 @@ def from_environment(
     """A back-end configured from arguments, falling back to the environment, then to defaults.
 
     ``OPENAI_BASE_URL`` (default: OpenAI's API), ``OPENAI_API_KEY`` (required for OpenAI's API; a
-    server at a base URL may do without one, and gets :data:`LOCAL_KEY`), ``RAG_AGENT_MODEL``
-    (without one, a base-URL server's first listed model is used) and ``RAG_AGENT_MAX_TOKENS``.
+    server at a base URL may do without one, and gets
+    :data:`~client_agent.backends.conversation.LOCAL_KEY`), ``RAG_AGENT_MODEL`` (without one, a
+    base-URL server's first listed model is used) and ``RAG_AGENT_MAX_TOKENS``.
     """
-    url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-    key = api_key or os.environ.get("OPENAI_API_KEY") or (LOCAL_KEY if url else None)
+    url, key = endpoint(base_url, api_key, "OPENAI_BASE_URL", "OPENAI_API_KEY")
     if not key:
         raise OpenAIBackendError(
             "No OpenAI API key: set OPENAI_API_KEY (or --api-key) to use OpenAI's API, or point --base-url "
@@ -158,14 +153,14 @@ class _ToolTurn:
 _Turn = dict[str, Any] | _UserTurn | _ToolTurn
 
 
-class OpenAIBackend:
+class OpenAIBackend(ModelBackend[openai.AsyncOpenAI]):
     """A chat-completions model as the agent's decision maker, over one conversation per run."""
 
     name = "openai"
 
     def __init__(self, client: openai.AsyncOpenAI, model: str | None, max_tokens: int = DEFAULT_MAX_TOKENS,
                  notice: Notice | None = None) -> None:
-        self.client = client
+        super().__init__(client)
         self.model = model
         """``None`` until the first call asks the server which model it serves."""
         self.max_tokens = max_tokens
@@ -173,18 +168,11 @@ class OpenAIBackend:
         self.structured = True
         """Whether to ask for structured output; False once the server refused it."""
         self.token_limit = "max_tokens"
-        self._run: RunView | None = None
         self._turns: list[_Turn] = []
         self._pending = _UserTurn()
-        self._shown: set[str] = set()
-
-    async def aclose(self) -> None:
-        """Close the SDK client's connections."""
-        await self.client.close()
 
     async def decide(self, view: RunView) -> Decision:
-        if view is not self._run:
-            self._start(view)
+        self._follow(view)
         tools = not view.must_answer
         message, call = await self._create(view, [] if tools else [MUST_ANSWER], tools=tools, commit=True)
         requests = _tool_requests(message) if tools else []
@@ -200,16 +188,14 @@ class OpenAIBackend:
     def observe(self, observations: list[Observation]) -> None:
         """One ``tool`` message per call, right after the assistant message that made the calls."""
         self._turns += [_ToolTurn(o.request.id, o.outcome) for o in observations]
-        self._shown.update(item.citation_id for o in observations for item in o.outcome.evidence)
+        self._mark_shown(observations)
 
     def note(self, text: str) -> None:
         self._pending.parts.append(text)
 
     async def reflect(self, view: RunView, retry_feedback: str | None = None) -> Reply:
-        closing = [REFLECTION_INSTRUCTIONS]
-        if retry_feedback:
-            closing.append(REFLECTION_RETRY.format(feedback=retry_feedback))
-        message, call = await self._create(view, closing, tools=False, commit=False, verdict=True)
+        message, call = await self._create(view, reflection_closing(retry_feedback), tools=False, commit=False,
+                                           verdict=True)
         return Reply((message.content or "").strip(), call)
 
     async def revise(self, view: RunView, answer: str, feedback: str) -> Decision:
@@ -220,7 +206,6 @@ class OpenAIBackend:
 
     def _start(self, view: RunView) -> None:
         """Open a new run's conversation: earlier chat turns, then the question."""
-        self._run, self._shown = view, set()
         self._turns = list(history_turns(view.history))
         self._pending = _UserTurn([view.question])
 

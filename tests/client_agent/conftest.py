@@ -1,18 +1,29 @@
-"""Fixtures for the agent: the bundled demo index, built once, and a way to run one question over stdio."""
+"""Fixtures for the agent: the bundled demo index, built once, a way to run one question over stdio, and
+each model back-end on its scripted server.
+
+A model back-end test names the API it drives in its module's ``API`` (``"openai"`` or
+``"anthropic"``); a test of what both back-ends do the same way is parametrised over ``api``
+instead. Either way :func:`fake` is that API's scripted server and :func:`backend` the real SDK
+client's back-end pointed at it, configured as :data:`tests.client_agent.scripted.MODEL_APIS` says.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from client_agent.backends.base import Backend, Exchange
+from client_agent.backends.conversation import ModelBackend
 from client_agent.offline.backend import OfflineBackend
 from client_agent.connection import connect
 from client_agent.loop import Agent, Budgets, RunResult
 from mcp_server.indexing.ingest import ingest
 from mcp_server.settings import Settings
+from tests.client_agent.fake_http import ScriptedServer
+from tests.client_agent.scripted import MODEL_APIS
 from tests.helpers import subprocess_env
 
 AskFn = Callable[..., Awaitable[RunResult]]
@@ -42,3 +53,26 @@ def ask_offline(bundled_settings: Settings, tmp_path: Path) -> AskFn:
             return await agent.run(question, tmp_path / "trace.jsonl", history)
 
     return ask
+
+
+@pytest.fixture
+def api(request: pytest.FixtureRequest) -> str:
+    """The model API under test: the test module's ``API``, unless the test is parametrised over ``api``."""
+    return str(request.module.API)
+
+
+@pytest.fixture
+def fake(api: str) -> Iterator[ScriptedServer]:
+    """The API's scripted server on 127.0.0.1, stopped after the test."""
+    with MODEL_APIS[api].server() as server:
+        yield server
+
+
+@pytest.fixture
+async def backend(api: str, fake: ScriptedServer) -> AsyncIterator[ModelBackend[Any]]:
+    """The API's back-end through its real SDK against ``fake``: 512 tokens a reply, two retries; closed after."""
+    spec = MODEL_APIS[api]
+    backend = spec.backend(model=spec.model, base_url=spec.base_url(fake), api_key=spec.key, max_tokens=512,
+                           max_retries=2)
+    yield backend
+    await backend.aclose()

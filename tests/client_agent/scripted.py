@@ -1,14 +1,57 @@
-"""What the model back-end tests share: a small catalog, tool outcomes as the MCP connection builds
-them, and a run view — the inputs both back-ends turn into their wire formats."""
+"""What the model back-end tests share: how each API's back-end is set up on its scripted server
+(:data:`MODEL_APIS`), a small catalog, tool outcomes as the MCP connection builds them, and a run
+view — the inputs both back-ends turn into their wire formats."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from client_agent.backends import anthropic_backend, openai_backend
 from client_agent.backends.base import Backend, Exchange, Observation, RunView
-from client_agent.connection import Catalog, CorpusSummary, ToolOutcome, ToolSpec, evidence_from
+from client_agent.backends.conversation import ModelBackend, ModelBackendError
+from client_agent.connection import Catalog, CorpusSummary, ToolOutcome, ToolSpec, connect, evidence_from
 from client_agent.evidence import Ledger
-from tests.client_agent.fake_http import ScriptedServer
+from client_agent.loop import Agent, RunResult
+from mcp_server.settings import Settings
+from tests.client_agent import fake_anthropic, fake_openai
+from tests.client_agent.fake_http import ErrorReply, ScriptedServer
+from tests.helpers import subprocess_env
+
+
+@dataclass(frozen=True)
+class ModelAPI:
+    """One model API as its back-end's tests drive it: the scripted server, the back-end, a plain reply."""
+
+    key: str
+    model: str
+    server: Callable[[], ScriptedServer]
+    backend: Callable[..., ModelBackend[Any]]
+    base_url: Callable[[Any], str]
+    """Where the SDK is pointed on the server (the OpenAI SDK wants ``/v1``, the Anthropic SDK adds it)."""
+    reply: Callable[[str], dict[str, Any]]
+    """The API's response body for a reply that is just ``text``."""
+    rate_limited: ErrorReply
+    """The API's 429."""
+    error: type[ModelBackendError]
+    """What the back-end raises when the API cannot be used."""
+
+
+MODEL_APIS = {
+    "openai": ModelAPI(
+        "sk-test-openai", "qwen-test", fake_openai.FakeOpenAI, openai_backend.from_environment,
+        lambda server: server.base_url, fake_openai.completion, fake_openai.RATE_LIMITED,
+        openai_backend.OpenAIBackendError,
+    ),
+    "anthropic": ModelAPI(
+        "sk-ant-test-key", "claude-test-model", fake_anthropic.FakeAnthropic, anthropic_backend.from_environment,
+        lambda server: server.url, lambda text: fake_anthropic.message(fake_anthropic.text(text)),
+        fake_anthropic.RATE_LIMITED, anthropic_backend.AnthropicBackendError,
+    ),
+}  # fmt: skip
+
 
 QUESTION = "What fuel does the alpha reactor use, and how many orders are open?"
 
@@ -112,3 +155,16 @@ async def request_after_evidence(fake: ScriptedServer, backend: Backend, calls_r
     fake.enqueue(done_reply)
     await backend.decide(run)
     return fake.requests[-1].body
+
+
+async def revised_run(backend: Backend, settings: Settings, trace: Path) -> tuple[RunResult, list[ToolSpec]]:
+    """The whole agent loop over a real stdio MCP server on ``settings``'s tiny corpus, with a back-end
+    scripted to cite an id it never retrieved and then revise: checks that the revision passed, and
+    returns the result with the server's tools (the run's trace is written to ``trace``)."""
+    async with connect(server_env=subprocess_env(settings)) as server:
+        result = await Agent(server, backend).run("What fuel does the alpha reactor use, at what temperature?", trace)
+        specs = server.catalog.tools
+    assert result.answer == "The alpha reactor runs on zebraword fuel at 451 kelvin [tiny:alpha#0]."
+    assert result.state == "answered" and [c["id"] for c in result.citations] == ["tiny:alpha#0"]
+    assert (result.verification["revisions"], result.verification["passed"]) == (1, True)
+    return result, specs

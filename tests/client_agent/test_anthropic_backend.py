@@ -1,15 +1,16 @@
 """The Anthropic back-end through the real ``anthropic`` SDK, against a local Messages API.
 
 Every test drives :class:`AnthropicBackend` with a real ``AsyncAnthropic`` client whose
-``base_url`` points at :class:`FakeAnthropic` (scripted replies over HTTP on 127.0.0.1) and
-asserts on the requests the SDK actually sent. The last test runs the whole agent loop over
+``base_url`` points at :class:`FakeAnthropic` (scripted replies over HTTP on 127.0.0.1; the
+``fake`` and ``backend`` fixtures of ``conftest.py``, for :data:`API`) and asserts on the
+requests the SDK actually sent. What both back-ends do alike (retrying) is tested once, over
+both, in ``test_model_backends.py``. The last test runs the whole agent loop over
 a real stdio MCP server on a small ingested corpus.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,15 +25,13 @@ from client_agent.backends.anthropic_backend import (
 )
 from client_agent.backends.base import Decision, Exchange, Observation, RunView, ToolRequest
 from client_agent.backends.conversation import DROPPED_EVIDENCE, LOOP_EVIDENCE, MUST_ANSWER, ModelBackendError
-from client_agent.connection import ToolOutcome, connect, evidence_from
+from client_agent.connection import ToolOutcome, evidence_from
 from client_agent.evidence import Ledger
-from client_agent.loop import Agent
 from client_agent.reflection import REFLECTION_INSTRUCTIONS
 from mcp_server.indexing.ingest import ingest
 from mcp_server.settings import Settings
 from tests.client_agent.fake_anthropic import (
     OVERLOADED,
-    RATE_LIMITED,
     UNAUTHORIZED,
     ErrorReply,
     FakeAnthropic,
@@ -43,25 +42,13 @@ from tests.client_agent.fake_anthropic import (
 )
 from tests.client_agent import scripted
 from tests.client_agent.scripted import (
-    PARALLEL_CALLS,
+    MODEL_APIS, PARALLEL_CALLS,
     ALPHA, BETA, SEARCH_SCHEMA, SQL_SCHEMA, UNKNOWN_CORPUS, citation, search_outcome, view,
 )
-from tests.helpers import DEMO_DATABASE_SOURCES, subprocess_env
+from tests.helpers import DEMO_DATABASE_SOURCES
 
-KEY = "sk-ant-test-key"
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeAnthropic]:
-    with FakeAnthropic() as server:
-        yield server
-
-
-@pytest.fixture
-async def backend(fake: FakeAnthropic) -> AsyncIterator[AnthropicBackend]:
-    backend = from_environment(model="claude-test-model", base_url=fake.url, api_key=KEY, max_tokens=512, max_retries=2)
-    yield backend
-    await backend.aclose()
+API = "anthropic"
+KEY = MODEL_APIS[API].key
 
 
 async def decide_once(backend: AnthropicBackend) -> Decision:
@@ -175,29 +162,6 @@ async def test_a_rejected_key_is_a_clear_error_and_is_not_retried(
 
 
 # --- retries -------------------------------------------------------------------------------------
-
-
-@pytest.mark.anyio
-async def test_an_overloaded_api_is_retried_after_a_backoff(fake: FakeAnthropic, backend: AnthropicBackend) -> None:
-    fake.enqueue(OVERLOADED, message(text("Fine now.")))
-    decision = await backend.decide(view())
-
-    assert decision.answer == "Fine now."
-    first, second = fake.requests
-    assert first.body == second.body
-    assert (first.headers["x-stainless-retry-count"], second.headers["x-stainless-retry-count"]) == ("0", "1")
-    assert second.at - first.at >= 0.5 * 0.75  # the SDK's first backoff: 0.5 s less at most 25% jitter
-
-
-@pytest.mark.anyio
-async def test_rate_limits_are_retried_up_to_the_limit_then_reported(
-    fake: FakeAnthropic, backend: AnthropicBackend
-) -> None:
-    limited = ErrorReply(RATE_LIMITED.status, RATE_LIMITED.type, RATE_LIMITED.message, {"retry-after-ms": "20"})
-    fake.enqueue(limited, limited, limited, message(text("never reached")))
-    with pytest.raises(AnthropicBackendError, match=r"rate-limited: it answered 429 .* to every attempt"):
-        await backend.decide(view())
-    assert len(fake.requests) == 3  # the first try and max_retries=2 retries
 
 
 @pytest.mark.anyio
@@ -590,14 +554,7 @@ async def test_a_run_revises_an_answer_that_cites_an_id_never_retrieved(
                      [cite("tiny:alpha#0", "The alpha reactor runs on zebraword fuel at 451 kelvin.")]), text(".")),
     )  # fmt: skip
     trace = tmp_path / "trace.jsonl"
-    async with connect(server_env=subprocess_env(tiny_index)) as server:
-        result = await Agent(server, backend).run("What fuel does the alpha reactor use, at what temperature?", trace)
-        specs = server.catalog.tools
-
-    assert result.answer == "The alpha reactor runs on zebraword fuel at 451 kelvin [tiny:alpha#0]."
-    assert result.state == "answered"
-    assert [c["id"] for c in result.citations] == ["tiny:alpha#0"]
-    assert (result.verification["revisions"], result.verification["passed"]) == (1, True)
+    result, specs = await scripted.revised_run(backend, tiny_index, trace)
 
     decide, reflect, answer, revise = (r.body for r in fake.requests)
     # tool definitions: the server's MCP tools, schemas untouched

@@ -1,8 +1,10 @@
 """The OpenAI-compatible back-end through the real ``openai`` SDK, against a local chat-completions server.
 
 Every test drives :class:`OpenAIBackend` with a real ``AsyncOpenAI`` client whose ``base_url``
-points at :class:`FakeOpenAI` (scripted replies over HTTP on 127.0.0.1) and asserts on the
-requests the SDK actually sent. The last tests run the whole agent loop over a real stdio MCP
+points at :class:`FakeOpenAI` (scripted replies over HTTP on 127.0.0.1; the ``fake`` and
+``backend`` fixtures of ``conftest.py``, for :data:`API`) and asserts on the requests the SDK
+actually sent. What both back-ends do alike (retrying) is tested once, over both, in
+``test_model_backends.py``. The last tests run the whole agent loop over a real stdio MCP
 server on a small ingested corpus.
 """
 
@@ -10,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,36 +20,22 @@ import pytest
 from client_agent.backends.base import Exchange, RunView, ToolRequest
 from client_agent.backends.conversation import DROPPED_EVIDENCE, LOOP_EVIDENCE, MUST_ANSWER
 from client_agent.backends.openai_backend import VERDICT_FORMAT, OpenAIBackend, OpenAIBackendError, from_environment
-from client_agent.connection import ToolOutcome, connect
+from client_agent.connection import ToolOutcome
 from client_agent.evidence import Ledger
-from client_agent.loop import Agent
 from client_agent.reflection import REFLECTION_INSTRUCTIONS, REFLECTION_SCHEMA
 from client_agent.trace import read_trace
 from mcp_server.indexing.ingest import ingest
 from mcp_server.settings import Settings
-from tests.client_agent.fake_openai import RATE_LIMITED, UNAUTHORIZED, ErrorReply, FakeOpenAI, completion, tool_call
+from tests.client_agent.fake_openai import UNAUTHORIZED, ErrorReply, FakeOpenAI, completion, tool_call
 from tests.client_agent import scripted
 from tests.client_agent.scripted import (
-    PARALLEL_CALLS,
+    MODEL_APIS, PARALLEL_CALLS,
     ALPHA, BETA, SEARCH_SCHEMA, SQL_SCHEMA, UNKNOWN_CORPUS, search_outcome, view,
 )
-from tests.helpers import subprocess_env
 
-KEY = "sk-test-openai"
+API = "openai"
+KEY = MODEL_APIS[API].key
 VERDICT_OK = '{"sufficient": true, "missing": [], "next_queries": []}'
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    with FakeOpenAI() as server:
-        yield server
-
-
-@pytest.fixture
-async def backend(fake: FakeOpenAI) -> AsyncIterator[OpenAIBackend]:
-    backend = from_environment(model="qwen-test", base_url=fake.base_url, api_key=KEY, max_tokens=512, max_retries=2)
-    yield backend
-    await backend.aclose()
 
 
 CALLS = completion("Let me look that up.",
@@ -194,31 +181,6 @@ async def test_an_answer_that_is_json_about_something_else_is_an_answer(
 ) -> None:
     fake.enqueue(completion('{"name": "Alpha reactor", "fuel": "zebraword"}'))
     assert (await backend.decide(view())).answer == '{"name": "Alpha reactor", "fuel": "zebraword"}'
-
-
-# --- retries -------------------------------------------------------------------------------------
-
-
-@pytest.mark.anyio
-async def test_a_rate_limit_is_retried_after_the_servers_retry_after(fake: FakeOpenAI, backend: OpenAIBackend) -> None:
-    limited = ErrorReply(RATE_LIMITED.status, RATE_LIMITED.type, RATE_LIMITED.message, {"retry-after-ms": "300"})
-    fake.enqueue(limited, completion("Fine now."))
-    decision = await backend.decide(view())
-
-    assert decision.answer == "Fine now."
-    first, second = fake.requests
-    assert first.body == second.body
-    assert (first.headers["x-stainless-retry-count"], second.headers["x-stainless-retry-count"]) == ("0", "1")
-    assert second.at - first.at >= 0.3
-
-
-@pytest.mark.anyio
-async def test_rate_limits_are_retried_up_to_the_limit_then_reported(fake: FakeOpenAI, backend: OpenAIBackend) -> None:
-    limited = ErrorReply(RATE_LIMITED.status, RATE_LIMITED.type, RATE_LIMITED.message, {"retry-after-ms": "20"})
-    fake.enqueue(limited, limited, limited, completion("never reached"))
-    with pytest.raises(OpenAIBackendError, match=r"rate-limited: it answered 429 .* to every attempt"):
-        await backend.decide(view())
-    assert len(fake.requests) == 3  # the first try and max_retries=2 retries
 
 
 # --- tool calls and results ------------------------------------------------------------------------
@@ -458,13 +420,7 @@ async def test_a_run_survives_malformed_calls_and_verdicts_and_revises_a_bad_cit
         completion("The alpha reactor runs on zebraword fuel at 451 kelvin [tiny:alpha#0]."),
     )  # fmt: skip
     trace = tmp_path / "trace.jsonl"
-    async with connect(server_env=subprocess_env(tiny_index)) as server:
-        result = await Agent(server, backend).run("What fuel does the alpha reactor use, at what temperature?", trace)
-        specs = server.catalog.tools
-
-    assert result.answer == "The alpha reactor runs on zebraword fuel at 451 kelvin [tiny:alpha#0]."
-    assert result.state == "answered" and [c["id"] for c in result.citations] == ["tiny:alpha#0"]
-    assert (result.verification["revisions"], result.verification["passed"]) == (1, True)
+    result, specs = await scripted.revised_run(backend, tiny_index, trace)
 
     decide, reflect, retry, answer, revise = fake.bodies
     assert [t["function"]["name"] for t in decide["tools"]] == [s.name for s in specs]
