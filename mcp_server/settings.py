@@ -52,6 +52,13 @@ INDEX_SETTINGS = (
 )  # fmt: skip
 
 
+def env_value(value: Any) -> str:
+    """A setting's value as a user would type it in an environment variable (``50``, not ``50.0``)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value)
+
+
 def bundled_corpora_dir() -> Path:
     """The demo corpora: inside the installed package (wheel) or at the repository root (checkout)."""
     packaged = Path(__file__).parent / "corpora"
@@ -377,7 +384,7 @@ class Settings(BaseSettings):
                 value = (os.pathsep if name == "corpora" else ",").join(str(item) for item in value)
             elif isinstance(value, SecretStr):
                 value = value.get_secret_value()
-            env[f"RAGMCP_{name.upper()}"] = str(value)
+            env[f"RAGMCP_{name.upper()}"] = env_value(value)
         return env
 
     def index_settings(self) -> dict[str, Any]:

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_server.settings import Settings
+from mcp_server.settings import Settings, env_value
 
 
 def setting_assignment(name: str, value: Any) -> str:
     """``RAGMCP_NAME=value``, as a user would type it (``50`` rather than ``50.0``)."""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return f"RAGMCP_{name.upper()}={value}"
+    return f"RAGMCP_{name.upper()}={env_value(value)}"
 
 
 def adopt_recorded(settings: Settings, recorded: dict[str, Any] | None) -> tuple[Settings, str | None]:

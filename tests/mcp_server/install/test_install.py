@@ -199,7 +199,7 @@ def test_env_options_go_into_the_entry_and_bad_ones_are_refused(tmp_path: Path, 
                    "--print")  # fmt: skip
     assert done.returncode == 0, done.stderr
     env = json.loads(done.stdout)["mcpServers"]["agentic-rag"]["env"]
-    assert env["RAGMCP_OCR"] == "off" and env["RAGMCP_MAX_FILE_MB"] == "200.0"
+    assert env["RAGMCP_OCR"] == "off" and env["RAGMCP_MAX_FILE_MB"] == "200"  # as the user typed it
     for pair, complaint in [
         ("OCR=off", "'OCR=off' is not RAGMCP_NAME=VALUE for a setting ragmcp has"),
         ("RAGMCP_COLOUR=blue", "'RAGMCP_COLOUR=blue' is not RAGMCP_NAME=VALUE"),
