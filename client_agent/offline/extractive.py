@@ -104,6 +104,82 @@ def coverage(question: str, ledger: Ledger) -> Coverage:
     return Coverage(question, best[1], best[0][1], best[2])
 
 
+FRAME_WORDS = frozenset(content_terms("use used make take long far often ahead advance kind type sort exactly"))
+"""Words of a question's frame ("how far ahead", "how long", "what kind of"), not of its topic."""
+MAX_MEANT = 1
+"""Question terms a sentence that answers may say only in other words (the rest it must say in the question's)."""
+_NUMBER_WORDS = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+                           r"hundred|thousand|half|twice|once|every|each)\b", re.I)
+_NAME = re.compile(r"(?<=[^\s.!?¿¡])\s+([A-Z][\w\-'’]*)")
+
+
+@dataclass(frozen=True)
+class Address:
+    """How much of a question one sentence says, read with its document's title and section.
+
+    A sentence *answers* when it says every key term of the question — names, codes and
+    numbers verbatim, other words verbatim or (at most :data:`MAX_MEANT` of them) in a word
+    that means nearly the same (:data:`~client_agent.offline.meaning.WORD_MEANING`) — and has
+    the shape the question asks for (a number or a frequency for "how much", a date or time
+    for "when"). That the sentence is quoted correctly says nothing about this: a sentence
+    about winter tyres is quoted correctly, and does not say the shop's rent.
+    """
+
+    missing: list[str]
+    """Key terms (stems) and numbers the sentence does not say."""
+    meant: list[str]
+    """Key terms it says only in other words."""
+    shaped: bool
+
+    @property
+    def answers(self) -> bool:
+        return not self.missing and len(self.meant) <= MAX_MEANT and self.shaped
+
+
+def address(question: str, quote: Quote) -> Address:
+    """What of ``question`` the sentence of ``quote`` says (see :class:`Address`); a Chinese question is
+    taken as answered by any sentence (its bigrams cannot tell a missing word from a split one)."""
+    if _mostly_cjk(question):
+        return Address([], [], True)
+    asked = re.sub(r"\([^)]*\)", " ", question)
+    said = f"{quote.evidence.header}\n{quote.sentence}".replace("_", " ")
+    present = set(content_terms(said))
+    absent = [t for t in content_terms(asked) if t not in FRAME_WORDS and t not in present]
+    names = {t for word in [*identifiers(asked), *_NAME.findall(asked)] for t in content_terms(word)}
+    words = {term: word for term, word in zip(absent, original_words(asked, absent), strict=True)
+             if term not in names and not identifier_like(term)}
+    meant = matched_words(list(words.values()), _vocabulary(quote.sentence))
+    meant_terms = [t for t, word in words.items() if word in meant]
+    said_numbers = set(numbers(said))
+    missing = [t for t in absent if t not in meant_terms] + [
+        f"{n:g}" for n in numbers(asked) if n not in said_numbers]
+    return Address(missing, meant_terms, _has_shape(answer_kind(asked), quote.sentence))
+
+
+def answering_quote(question: str, ledger: Ledger, exclude: set[str] = frozenset()  # type: ignore[assignment]
+                    ) -> Quote | None:
+    """The best-scoring sentence (:func:`best_quotes`' order) that :func:`address` finds answers ``question``."""
+    return next((quote for quote in best_quotes(question, ledger, exclude, limit=ANSWER_CANDIDATES, spread=True)
+                 if address(question, quote).answers), None)
+
+
+ANSWER_CANDIDATES = 20
+"""How far down the ranked sentences :func:`answering_quote` looks for one that answers."""
+
+
+def _has_shape(kind: str | None, sentence: str) -> bool:
+    """Whether ``sentence`` can be the answer the question's kind asks for (see :func:`answer_kind`)."""
+    if kind == "quantity":
+        return bool(numbers(sentence) or _NUMBER_WORDS.search(sentence) or _TIME.search(sentence))
+    return _answer_shape(kind, sentence) > 0 if kind else True
+
+
+def _vocabulary(text: str) -> list[str]:
+    """The words of ``text`` that meaning can be matched against (no stopwords, no short words)."""
+    return list(dict.fromkeys(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z\-]+", text)
+                              if len(w) > 2 and w.lower() not in STOPWORDS))
+
+
 def _meant(question: str, terms: list[str], item: Evidence) -> set[str]:
     """The question ``terms`` (not codes, not Chinese) that a word of ``item``'s best sentence means nearly the
     same as. The best sentence is the one holding most of the question's terms: meaning fills a gap in a
@@ -113,9 +189,7 @@ def _meant(question: str, terms: list[str], item: Evidence) -> set[str]:
     asked = set(content_terms(question))
     best = max(sentences(item.text, headings=False) or [item.text],
                key=lambda sentence: len(asked & set(content_terms(sentence))))
-    vocabulary = list(dict.fromkeys(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z\-]+", best)
-                                    if len(w) > 2 and w.lower() not in STOPWORDS))
-    meant = matched_words(list(words.values()), vocabulary)
+    meant = matched_words(list(words.values()), _vocabulary(best))
     return {term for term, word in words.items() if word in meant}
 
 
