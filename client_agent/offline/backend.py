@@ -45,7 +45,7 @@ from client_agent.connection import Catalog
 from client_agent.evidence import Ledger
 from client_agent.offline.extractive import (
     Coverage, Quote, address, answering_quote, best_quotes, chain_quotes, clean, coverage, leads, named_symptoms,
-    plain_words,
+    plain_words, with_base,
 )
 from client_agent.offline.multihop import Document, HopPlan
 from client_agent.offline.planning import (
@@ -271,7 +271,7 @@ class OfflineBackend:
             if is_causal(sub.text):
                 quotes = chain_quotes(f"{sub.text} {' '.join(self._symptoms)}", view.ledger)
             elif (answer := answering_quote(sub.text, view.ledger, exclude=used)) is not None:
-                quotes = [answer]
+                quotes = with_base(sub.text, answer, view.ledger)
             else:
                 unanswered += 1
                 quotes = best_quotes(sub.text, view.ledger, exclude=used)
@@ -294,17 +294,24 @@ class OfflineBackend:
         """The best sentences of each document of the chain (as for any answer: a second one when the
         first leaves most of the question uncovered), in chain order; a document with no sentence
         sharing a term with the question is quoted by its opening sentence. Insufficient when no
-        chain document holds such a sentence."""
+        chain document holds such a sentence, or when the chosen sentences together do not address the
+        question (:func:`~client_agent.offline.extractive.address`) and no single sentence of the evidence
+        does (:func:`~client_agent.offline.extractive.answering_quote`): then what was not found comes first."""
         assert self._hops is not None
         used: set[str] = set()
-        quoted = False
+        chosen: list[Quote] = []
+        quoted: list[str] = []
         for document in self._hops.chain(view.ledger):
             quotes = best_quotes(self._question, _only(document, view.ledger), exclude=used)
-            quoted = quoted or bool(quotes)
+            chosen.extend(quotes)
             used.update(q.sentence for q in quotes)
             opening = _opening(document, view.ledger) if not quotes else ""
-            lines.extend([q.cited() for q in quotes] or ([opening] if opening else []))
-        return Decision(answer="\n".join(lines), state="answered" if quoted else "insufficient")
+            quoted.extend([q.cited() for q in quotes] or ([opening] if opening else []))
+        if chosen and address(self._question, *chosen).answers:
+            return Decision(answer="\n".join([*lines, *quoted]), state="answered")
+        if (answer := answering_quote(self._question, view.ledger)) is not None:
+            return Decision(answer="\n".join([*lines, answer.cited()]), state="answered")
+        return Decision(answer="\n".join([*lines, _not_said(self._question, chosen), *quoted]), state="insufficient")
 
 
 def _only(document: Document, ledger: Ledger) -> Ledger:
@@ -331,7 +338,7 @@ def _not_said(question: str, closest: list[Quote]) -> str:
     a statement about the evidence, which needs no citation), and that they follow."""
     if not closest:
         return "I could not find this in the sources."
-    missing = address(question, closest[0]).missing
+    missing = address(question, *closest).missing
     words = [w for w in original_words(question, missing) if not any(c.isdigit() for c in w)]
     lacking = f"does not mention {' or '.join(words)}" if words else "does not answer it"
     return f"I could not find this in the sources: the closest passage {lacking}. The closest passages say:"

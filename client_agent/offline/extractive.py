@@ -104,12 +104,16 @@ def coverage(question: str, ledger: Ledger) -> Coverage:
     return Coverage(question, best[1], best[0][1], best[2])
 
 
-FRAME_WORDS = frozenset(content_terms("use used make take long far often ahead advance kind type sort exactly"))
-"""Words of a question's frame ("how far ahead", "how long", "what kind of"), not of its topic."""
+FRAME_WORDS = frozenset(content_terms("use used make take put long far often ahead advance kind type sort exactly "
+                                     "per one fix solve resolve"))
+"""Words of a question's frame ("how far ahead", "how long", "what kind of", "calls per month", "can one
+account have", "can I put", "how do I fix it": the answer is the steps, which rarely say "fix"), not of its
+topic."""
 MAX_MEANT = 1
 """Question terms a sentence that answers may say only in other words (the rest it must say in the question's)."""
-_NUMBER_WORDS = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
-                           r"hundred|thousand|half|twice|once|every|each)\b", re.I)
+_NUMBER_WORDS = re.compile(r"(?<!-)\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+                           r"hundred|thousand|half|twice|once|every|each)\b(?!-)", re.I)
+"""Counts in words; not inside a compound ("one-click"), which names a thing rather than counting."""
 _NAME = re.compile(r"(?<=[^\s.!?¿¡])\s+([A-Z][\w\-'’]*)")
 
 
@@ -136,35 +140,87 @@ class Address:
         return not self.missing and len(self.meant) <= MAX_MEANT and self.shaped
 
 
-def address(question: str, quote: Quote) -> Address:
-    """What of ``question`` the sentence of ``quote`` says (see :class:`Address`); a Chinese question is
-    taken as answered by any sentence (its bigrams cannot tell a missing word from a split one)."""
+def address(question: str, *quotes: Quote) -> Address:
+    """What of ``question`` the sentences of ``quotes`` say together (see :class:`Address`); a Chinese
+    question is taken as answered by any sentence (its bigrams cannot tell a missing word from a split one).
+
+    A sentence that says one of the question's codes verbatim may leave out one plain word of it
+    ("error" in "what does the error ERR_VPN_AUTH_4012 mean"): the code says what it is about.
+    """
     if _mostly_cjk(question):
         return Address([], [], True)
     asked = re.sub(r"\([^)]*\)", " ", question)
-    said = f"{quote.evidence.header}\n{quote.sentence}".replace("_", " ")
-    present = set(content_terms(said))
+    said = "\n".join(f"{q.evidence.header}\n{q.sentence}" for q in quotes)
+    present = set(content_terms(said)) | set(content_terms(said.replace("_", " ")))
     absent = [t for t in content_terms(asked) if t not in FRAME_WORDS and t not in present]
     names = {t for word in [*identifiers(asked), *_NAME.findall(asked)] for t in content_terms(word)}
     words = {term: word for term, word in zip(absent, original_words(asked, absent), strict=True)
              if term not in names and not identifier_like(term)}
-    meant = matched_words(list(words.values()), _vocabulary(quote.sentence))
+    meant = matched_words(list(words.values()), _vocabulary(" ".join(q.sentence for q in quotes)))
     meant_terms = [t for t, word in words.items() if word in meant]
     said_numbers = set(numbers(said))
-    missing = [t for t in absent if t not in meant_terms] + [
-        f"{n:g}" for n in numbers(asked) if n not in said_numbers]
-    return Address(missing, meant_terms, _has_shape(answer_kind(asked), quote.sentence))
+    missing = [t for t in absent if t not in meant_terms]
+    if len(missing) == 1 and missing[0] in words and _says_a_code(asked, said):
+        missing = []
+    missing += [f"{n:g}" for n in numbers(asked) if n not in said_numbers]
+    return Address(missing, meant_terms, any(_fits(asked, q.sentence) for q in quotes))
+
+
+def _fits(question: str, sentence: str) -> bool:
+    """Whether ``sentence`` has the shape of an answer to ``question``: a number or a time for its kind
+    (:func:`answer_kind`), a name for "which ..." (:data:`_WHICH`)."""
+    return _has_shape(answer_kind(question), sentence) and (not _WHICH.match(question) or _names_something(sentence))
+
+
+def _says_a_code(question: str, said: str) -> bool:
+    """Whether ``said`` holds one of the codes of ``question`` (see :func:`identifiers`) verbatim."""
+    return any(code.lower() in said.lower() for code in identifiers(question) if len(code) > 3)
 
 
 def answering_quote(question: str, ledger: Ledger, exclude: set[str] = frozenset()  # type: ignore[assignment]
                     ) -> Quote | None:
-    """The best-scoring sentence (:func:`best_quotes`' order) that :func:`address` finds answers ``question``."""
-    return next((quote for quote in best_quotes(question, ledger, exclude, limit=ANSWER_CANDIDATES, spread=True)
-                 if address(question, quote).answers), None)
+    """Of the best-scoring sentences (:func:`best_quotes`' order) that :func:`address` finds answer
+    ``question``, the one that says most of the question in its own words rather than its heading's
+    (a plan's row rather than a sentence that only shares the page's title)."""
+    answering = [quote for quote in best_quotes(question, ledger, exclude, limit=ANSWER_CANDIDATES, spread=True)
+                 if address(question, quote).answers]
+    return min(answering, key=lambda quote: len(_unsaid(question, quote.sentence)), default=None)
+
+
+_RELATIVE = re.compile(r"\b(?:half|twice|double|triple|a third|a quarter)\b", re.I)
+"""An amount given relative to another ("students pay half price"): the answer needs the other as well."""
+
+
+def with_base(question: str, answer: Quote, ledger: Ledger) -> list[Quote]:
+    """``answer``, and before it the best sentence of its document with a number when ``answer`` states a
+    quantity only relative to one ("half price", no number of its own) that the question asks for."""
+    if answer_kind(question) != "quantity" or numbers(answer.sentence) or not _RELATIVE.search(answer.sentence):
+        return [answer]
+    base = next((quote for quote in best_quotes(question, ledger, {answer.sentence}, limit=ANSWER_CANDIDATES,
+                                                spread=True)
+                 if quote.evidence.doc_key == answer.evidence.doc_key and numbers(quote.sentence)), None)
+    return [answer] if base is None else [base, answer]
+
+
+def _unsaid(question: str, sentence: str) -> set[str]:
+    """The question's key terms that ``sentence`` alone (without its heading) does not hold."""
+    return set(content_terms(question)) - FRAME_WORDS - set(content_terms(sentence.replace("_", " ")))
 
 
 ANSWER_CANDIDATES = 20
 """How far down the ranked sentences :func:`answering_quote` looks for one that answers."""
+
+
+_WHICH = re.compile(r"\s*which\s+(?!(?:month|day|year|date|time|week)s?\b)\w+", re.I)
+"""A question asking to pick out a thing by name ("Which vector database...", not "which month")."""
+
+
+def _names_something(sentence: str) -> bool:
+    """Whether ``sentence`` names a thing: a capitalised word after its first, or a code, that is not a day,
+    a month or another time word. "Which engineer is on call?" is not answered by "a primary on-call engineer
+    each week, handing over on Monday"."""
+    named = [*_NAME.findall(sentence), *identifiers(sentence)]
+    return any(not _TIME.fullmatch(word) for word in named)
 
 
 def _has_shape(kind: str | None, sentence: str) -> bool:
