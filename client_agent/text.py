@@ -97,6 +97,11 @@ def overlap(a: list[str], b: list[str]) -> float:
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\u4e00-\u9fff])|(?<=[。！？])")
 _BLOCK_START = re.compile(r"\s*(?:[-*+•]\s|\d{1,3}[.)]\s|#{1,6}\s|\||>)")
+_RECORD = re.compile(r"^[^|:]{1,80}: [^|]*(?: \| [^|:]{1,80}: [^|]*)+$")
+"""A table row as the server writes it, each cell with its column name: ``Item: E-bike | Daily rate (NOK): 650``."""
+SHORT_LINE = 45
+"""A line this short that does not end a sentence, followed by one opening in a capital, is an item of its own
+(a slide's bullet, a line of notes), not a wrapped line of a paragraph: prose wraps near the full width."""
 _MARKER = re.compile(r"^\s*(?:[-*+•>]|\d{1,3}[.)]|#{1,6})\s+")
 
 
@@ -105,12 +110,16 @@ def sentences(text: str, headings: bool = True) -> list[str]:
 
     Wrapped lines of a paragraph are joined; list items and headings stand alone without
     their markers (headings are left out with ``headings=False``); a table row becomes
-    "Header: cell, Header: cell" so it reads as a statement; fenced code blocks are left
-    out (logs and commands are not answers).
+    "Header: cell, Header: cell" so it reads as a statement, and so does each record line of
+    a spreadsheet, CSV or Word table as the server writes it (``Item: E-bike | Daily rate:
+    650``), one sentence per row; a short line followed by a capitalised one (a slide's bullets,
+    :data:`SHORT_LINE`) stands alone; fenced code blocks are left out (logs and commands are
+    not answers).
     """
     blocks: list[str] = []
     joinable = in_fence = False
     header: list[str] | None = None
+    last_line = ""
     for line in text.splitlines():
         stripped = line.strip()
         if stripped.startswith(("```", "~~~")):
@@ -127,9 +136,16 @@ def sentences(text: str, headings: bool = True) -> list[str]:
             joinable = False
             continue
         header = None
-        if joinable and not _BLOCK_START.match(line):
+        record = bool(_RECORD.match(stripped))
+        if joinable and not _BLOCK_START.match(line) and not record and not _stands_alone(last_line, stripped):
             blocks[-1] += " " + stripped
         elif headings or not stripped.startswith("#"):
             blocks.append(_MARKER.sub("", line).strip())
-        joinable = not stripped.startswith("#")
+        joinable = not stripped.startswith("#") and not record
+        last_line = stripped
     return [part.strip() for block in blocks for part in _SENTENCE_END.split(block) if part.strip()]
+
+
+def _stands_alone(previous: str, line: str) -> bool:
+    """Whether ``line`` starts a new item after the line ``previous`` (see :data:`SHORT_LINE`)."""
+    return len(previous) < SHORT_LINE and line[:1].isupper() and not previous.endswith((",", ";", ":", "-"))

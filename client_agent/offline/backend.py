@@ -44,7 +44,8 @@ from client_agent.conflicts import find_conflicts
 from client_agent.connection import Catalog
 from client_agent.evidence import Ledger
 from client_agent.offline.extractive import (
-    Coverage, best_quotes, chain_quotes, clean, coverage, leads, named_symptoms, plain_words,
+    Coverage, Quote, address, answering_quote, best_quotes, chain_quotes, clean, coverage, leads, named_symptoms,
+    plain_words, with_base,
 )
 from client_agent.offline.multihop import Document, HopPlan
 from client_agent.offline.planning import (
@@ -249,28 +250,35 @@ class OfflineBackend:
                 lines.append(f"The newer source is {newer.evidence.title}, dated {newer.evidence.updated} "
                              f"[{newer.evidence.citation_id}].")
         if self._probing:
-            return Decision(answer=_decline(view.catalog, searched=self._probing), state="insufficient")
+            missing = [w for sub in self._plan for w in _missing_words(coverage(sub.text, view.ledger))]
+            return Decision(answer=_not_in_undescribed(self._probing, missing), state="insufficient")
         shaped = self._shaped(self._question, view.ledger) if len(self._plan) == 1 else []
         if shaped:
             return Decision(answer="\n".join([*lines, *shaped]), state="answered")
         if self._hops is not None and self._hops.active:
             return self._chain_answer(view, lines)
-        gaps = []
+        unanswered = 0
         for sub in self._plan:
             gap = coverage(sub.text, view.ledger)
             if not gap.covered:
-                gaps.append(gap)
+                unanswered += 1
                 lines.append(_not_found(gap, view.catalog))
                 continue
             shaped = self._shaped(sub.text, view.ledger)
             if shaped and shaped[-1] not in lines:
                 lines.extend(shaped)
                 continue
-            quotes = (chain_quotes(f"{sub.text} {' '.join(self._symptoms)}", view.ledger) if is_causal(sub.text)
-                      else best_quotes(sub.text, view.ledger, exclude=used))
+            if is_causal(sub.text):
+                quotes = chain_quotes(f"{sub.text} {' '.join(self._symptoms)}", view.ledger)
+            elif (answer := answering_quote(sub.text, view.ledger, exclude=used)) is not None:
+                quotes = with_base(sub.text, answer, view.ledger)
+            else:
+                unanswered += 1
+                quotes = best_quotes(sub.text, view.ledger, exclude=used)
+                lines.append(_not_said(sub.text, quotes))
             used.update(q.sentence for q in quotes)
             lines.extend(q.cited() for q in quotes)
-        state: AnswerState = "insufficient" if gaps else "answered"
+        state: AnswerState = "insufficient" if unanswered else "answered"
         return Decision(answer="\n".join(lines), state=state)
 
     @staticmethod
@@ -286,17 +294,24 @@ class OfflineBackend:
         """The best sentences of each document of the chain (as for any answer: a second one when the
         first leaves most of the question uncovered), in chain order; a document with no sentence
         sharing a term with the question is quoted by its opening sentence. Insufficient when no
-        chain document holds such a sentence."""
+        chain document holds such a sentence, or when the chosen sentences together do not address the
+        question (:func:`~client_agent.offline.extractive.address`) and no single sentence of the evidence
+        does (:func:`~client_agent.offline.extractive.answering_quote`): then what was not found comes first."""
         assert self._hops is not None
         used: set[str] = set()
-        quoted = False
+        chosen: list[Quote] = []
+        quoted: list[str] = []
         for document in self._hops.chain(view.ledger):
             quotes = best_quotes(self._question, _only(document, view.ledger), exclude=used)
-            quoted = quoted or bool(quotes)
+            chosen.extend(quotes)
             used.update(q.sentence for q in quotes)
             opening = _opening(document, view.ledger) if not quotes else ""
-            lines.extend([q.cited() for q in quotes] or ([opening] if opening else []))
-        return Decision(answer="\n".join(lines), state="answered" if quoted else "insufficient")
+            quoted.extend([q.cited() for q in quotes] or ([opening] if opening else []))
+        if chosen and address(self._question, *chosen).answers:
+            return Decision(answer="\n".join([*lines, *quoted]), state="answered")
+        if (answer := answering_quote(self._question, view.ledger)) is not None:
+            return Decision(answer="\n".join([*lines, answer.cited()]), state="answered")
+        return Decision(answer="\n".join([*lines, _not_said(self._question, chosen), *quoted]), state="insufficient")
 
 
 def _only(document: Document, ledger: Ledger) -> Ledger:
@@ -318,8 +333,19 @@ def _opening(document: Document, ledger: Ledger) -> str:
     return f"{clean(first)} [{item.citation_id}]" if item is not None and first else ""
 
 
+def _not_said(question: str, closest: list[Quote]) -> str:
+    """What could not be found when the sentences nearest to ``question`` do not answer it (no digits:
+    a statement about the evidence, which needs no citation), and that they follow."""
+    if not closest:
+        return "I could not find this in the sources."
+    missing = address(question, *closest).missing
+    words = [w for w in original_words(question, missing) if not any(c.isdigit() for c in w)]
+    lacking = f"does not mention {' or '.join(words)}" if words else "does not answer it"
+    return f"I could not find this in the sources: the closest passage {lacking}. The closest passages say:"
+
+
 def _not_found(gap: Coverage, catalog: Catalog) -> str:
-    missing = " or ".join(original_words(gap.question, gap.uncovered)) or "it"
+    missing = " or ".join(_missing_words(gap)) or "it"
     message = f"I could not find this in the knowledge base: no source mentions {missing}."
     tables = _tables_for(gap.question, catalog) if about_records(gap.question) else []
     return f"{message} {_needs_sql(tables)}" if tables else message
@@ -340,14 +366,24 @@ def _tables_for(question: str, catalog: Catalog) -> list[str]:
     return [t["name"] for t in tables if terms & set(content_terms(f"{t['name']} {t.get('description', '')}"))]
 
 
-def _decline(catalog: Catalog, searched: list[str] | None = None) -> str:
-    """The answer to a general-knowledge question; after a search of undescribed corpora, worded as statements
-    about the evidence (the citation check exempts those), since the run then has evidence to check against."""
-    if searched:
-        return (f"I found no source about this in {', '.join(searched)} (no description says what it holds, so I "
-                "searched it): it looks like a general-knowledge question rather than one about the knowledge base. "
-                "I could not answer it otherwise: the offline mode has no language model and only answers from the "
-                "knowledge base; set ANTHROPIC_API_KEY to ask Claude.")
+def _not_in_undescribed(searched: list[str], missing: list[str]) -> str:
+    """The answer when a search of corpora without a description found nothing about the question. It may well
+    be a question about the user's own documents that they do not answer, so it is not called general knowledge;
+    worded as statements about the evidence (the citation check exempts those)."""
+    mentions = f": none of its passages mentions {' or '.join(dict.fromkeys(missing))}" if missing else ""
+    return (f"I found no source about this in {', '.join(searched)}{mentions} (it has no description of what it "
+            "holds, so I searched it). I could not answer it otherwise, should it be a general-knowledge question: "
+            "the offline mode has no language model and only answers from the knowledge base; set "
+            "ANTHROPIC_API_KEY to ask Claude.")
+
+
+def _missing_words(gap: Coverage) -> list[str]:
+    """The question's words for the terms no evidence holds, as the question writes them."""
+    return original_words(gap.question, gap.uncovered)
+
+
+def _decline(catalog: Catalog) -> str:
+    """The answer to a general-knowledge question that the corpus descriptions rule out, without a search."""
     topics = ", ".join(c.name for c in catalog.corpora) or "no corpora"
     return ("This looks like a general-knowledge question rather than one about the knowledge base "
             f"(corpora: {topics}), so I did not search it. The offline mode has no language model and only "

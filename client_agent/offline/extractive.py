@@ -104,6 +104,138 @@ def coverage(question: str, ledger: Ledger) -> Coverage:
     return Coverage(question, best[1], best[0][1], best[2])
 
 
+FRAME_WORDS = frozenset(content_terms("use used make take put long far often ahead advance kind type sort exactly "
+                                     "per one fix solve resolve"))
+"""Words of a question's frame ("how far ahead", "how long", "what kind of", "calls per month", "can one
+account have", "can I put", "how do I fix it": the answer is the steps, which rarely say "fix"), not of its
+topic."""
+MAX_MEANT = 1
+"""Question terms a sentence that answers may say only in other words (the rest it must say in the question's)."""
+_NUMBER_WORDS = re.compile(r"(?<!-)\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
+                           r"hundred|thousand|half|twice|once|every|each)\b(?!-)", re.I)
+"""Counts in words; not inside a compound ("one-click"), which names a thing rather than counting."""
+_NAME = re.compile(r"(?<=[^\s.!?¿¡])\s+([A-Z][\w\-'’]*)")
+
+
+@dataclass(frozen=True)
+class Address:
+    """How much of a question one sentence says, read with its document's title and section.
+
+    A sentence *answers* when it says every key term of the question — names, codes and
+    numbers verbatim, other words verbatim or (at most :data:`MAX_MEANT` of them) in a word
+    that means nearly the same (:data:`~client_agent.offline.meaning.WORD_MEANING`) — and has
+    the shape the question asks for (a number or a frequency for "how much", a date or time
+    for "when"). That the sentence is quoted correctly says nothing about this: a sentence
+    about winter tyres is quoted correctly, and does not say the shop's rent.
+    """
+
+    missing: list[str]
+    """Key terms (stems) and numbers the sentence does not say."""
+    meant: list[str]
+    """Key terms it says only in other words."""
+    shaped: bool
+
+    @property
+    def answers(self) -> bool:
+        return not self.missing and len(self.meant) <= MAX_MEANT and self.shaped
+
+
+def address(question: str, *quotes: Quote) -> Address:
+    """What of ``question`` the sentences of ``quotes`` say together (see :class:`Address`); a Chinese
+    question is taken as answered by any sentence (its bigrams cannot tell a missing word from a split one).
+
+    A sentence that says one of the question's codes verbatim may leave out one plain word of it
+    ("error" in "what does the error ERR_VPN_AUTH_4012 mean"): the code says what it is about.
+    """
+    if _mostly_cjk(question):
+        return Address([], [], True)
+    asked = re.sub(r"\([^)]*\)", " ", question)
+    said = "\n".join(f"{q.evidence.header}\n{q.sentence}" for q in quotes)
+    present = set(content_terms(said)) | set(content_terms(said.replace("_", " ")))
+    absent = [t for t in content_terms(asked) if t not in FRAME_WORDS and t not in present]
+    names = {t for word in [*identifiers(asked), *_NAME.findall(asked)] for t in content_terms(word)}
+    words = {term: word for term, word in zip(absent, original_words(asked, absent), strict=True)
+             if term not in names and not identifier_like(term)}
+    meant = matched_words(list(words.values()), _vocabulary(" ".join(q.sentence for q in quotes)))
+    meant_terms = [t for t, word in words.items() if word in meant]
+    said_numbers = set(numbers(said))
+    missing = [t for t in absent if t not in meant_terms]
+    if len(missing) == 1 and missing[0] in words and _says_a_code(asked, said):
+        missing = []
+    missing += [f"{n:g}" for n in numbers(asked) if n not in said_numbers]
+    return Address(missing, meant_terms, any(_fits(asked, q.sentence) for q in quotes))
+
+
+def _fits(question: str, sentence: str) -> bool:
+    """Whether ``sentence`` has the shape of an answer to ``question``: a number or a time for its kind
+    (:func:`answer_kind`), a name for "which ..." (:data:`_WHICH`)."""
+    return _has_shape(answer_kind(question), sentence) and (not _WHICH.match(question) or _names_something(sentence))
+
+
+def _says_a_code(question: str, said: str) -> bool:
+    """Whether ``said`` holds one of the codes of ``question`` (see :func:`identifiers`) verbatim."""
+    return any(code.lower() in said.lower() for code in identifiers(question) if len(code) > 3)
+
+
+def answering_quote(question: str, ledger: Ledger, exclude: set[str] = frozenset()  # type: ignore[assignment]
+                    ) -> Quote | None:
+    """Of the best-scoring sentences (:func:`best_quotes`' order) that :func:`address` finds answer
+    ``question``, the one that says most of the question in its own words rather than its heading's
+    (a plan's row rather than a sentence that only shares the page's title)."""
+    answering = [quote for quote in best_quotes(question, ledger, exclude, limit=ANSWER_CANDIDATES, spread=True)
+                 if address(question, quote).answers]
+    return min(answering, key=lambda quote: len(_unsaid(question, quote.sentence)), default=None)
+
+
+_RELATIVE = re.compile(r"\b(?:half|twice|double|triple|a third|a quarter)\b", re.I)
+"""An amount given relative to another ("students pay half price"): the answer needs the other as well."""
+
+
+def with_base(question: str, answer: Quote, ledger: Ledger) -> list[Quote]:
+    """``answer``, and before it the best sentence of its document with a number when ``answer`` states a
+    quantity only relative to one ("half price", no number of its own) that the question asks for."""
+    if answer_kind(question) != "quantity" or numbers(answer.sentence) or not _RELATIVE.search(answer.sentence):
+        return [answer]
+    base = next((quote for quote in best_quotes(question, ledger, {answer.sentence}, limit=ANSWER_CANDIDATES,
+                                                spread=True)
+                 if quote.evidence.doc_key == answer.evidence.doc_key and numbers(quote.sentence)), None)
+    return [answer] if base is None else [base, answer]
+
+
+def _unsaid(question: str, sentence: str) -> set[str]:
+    """The question's key terms that ``sentence`` alone (without its heading) does not hold."""
+    return set(content_terms(question)) - FRAME_WORDS - set(content_terms(sentence.replace("_", " ")))
+
+
+ANSWER_CANDIDATES = 20
+"""How far down the ranked sentences :func:`answering_quote` looks for one that answers."""
+
+
+_WHICH = re.compile(r"\s*which\s+(?!(?:month|day|year|date|time|week)s?\b)\w+", re.I)
+"""A question asking to pick out a thing by name ("Which vector database...", not "which month")."""
+
+
+def _names_something(sentence: str) -> bool:
+    """Whether ``sentence`` names a thing: a capitalised word after its first, or a code, that is not a day,
+    a month or another time word. "Which engineer is on call?" is not answered by "a primary on-call engineer
+    each week, handing over on Monday"."""
+    named = [*_NAME.findall(sentence), *identifiers(sentence)]
+    return any(not _TIME.fullmatch(word) for word in named)
+
+
+def _has_shape(kind: str | None, sentence: str) -> bool:
+    """Whether ``sentence`` can be the answer the question's kind asks for (see :func:`answer_kind`)."""
+    if kind == "quantity":
+        return bool(numbers(sentence) or _NUMBER_WORDS.search(sentence) or _TIME.search(sentence))
+    return _answer_shape(kind, sentence) > 0 if kind else True
+
+
+def _vocabulary(text: str) -> list[str]:
+    """The words of ``text`` that meaning can be matched against (no stopwords, no short words)."""
+    return list(dict.fromkeys(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z\-]+", text)
+                              if len(w) > 2 and w.lower() not in STOPWORDS))
+
+
 def _meant(question: str, terms: list[str], item: Evidence) -> set[str]:
     """The question ``terms`` (not codes, not Chinese) that a word of ``item``'s best sentence means nearly the
     same as. The best sentence is the one holding most of the question's terms: meaning fills a gap in a
@@ -113,9 +245,7 @@ def _meant(question: str, terms: list[str], item: Evidence) -> set[str]:
     asked = set(content_terms(question))
     best = max(sentences(item.text, headings=False) or [item.text],
                key=lambda sentence: len(asked & set(content_terms(sentence))))
-    vocabulary = list(dict.fromkeys(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z\-]+", best)
-                                    if len(w) > 2 and w.lower() not in STOPWORDS))
-    meant = matched_words(list(words.values()), vocabulary)
+    meant = matched_words(list(words.values()), _vocabulary(best))
     return {term for term, word in words.items() if word in meant}
 
 
