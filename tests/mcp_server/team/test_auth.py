@@ -34,13 +34,15 @@ TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 SEARCHES = ("hybrid_search", "vector_search", "keyword_search")
 
 CLIENTS = {
-    "team-a": (Grant(corpora=("teama",), sql=False), ClientLimits()),
-    "team-b": (Grant(corpora=("teamb",), sql=True), ClientLimits()),
+    # team-a and team-b are the isolation tests' clients, not the limits': a session of the
+    # isolation test alone makes about 20 requests, the default burst.
+    "team-a": (Grant(corpora=("teama",), sql=False), ClientLimits(burst=200)),
+    "team-b": (Grant(corpora=("teamb",), sql=True), ClientLimits(burst=200)),
     "limited": (Grant(corpora=("teama",), sql=False), ClientLimits(rate_per_minute=1, burst=2)),
     "auditor": (Grant(), ClientLimits()),
     "leaver": (Grant(corpora=("teama",), sql=False), ClientLimits()),
     "separators": (Grant(corpora=("teama",), sql=False), ClientLimits()),  # its own rate budget for one call
-    "url-token": (Grant(corpora=("teama",), sql=False), ClientLimits()),  # likewise: team-a's burst is spent by then
+    "url-token": (Grant(corpora=("teama",), sql=False), ClientLimits()),  # likewise
     "listener": (Grant(corpora=("teama",), sql=False), ClientLimits()),  # likewise
     "prompt-no-sql": (Grant(corpora=("teama",), sql=False), ClientLimits()),  # likewise
     "prompt-sql": (Grant(corpora=("teamb",), sql=True), ClientLimits()),  # likewise
