@@ -17,8 +17,9 @@ The report has three layers:
 
 - **Process**: steps and tool calls per question, the tool-call mix, the share of runs whose
   last reflection said "sufficient", and how runs ended.
-- **Quality**: answer match (all expected strings present), state match, source recall,
-  the wrong-answer rate (questions expected to end ``insufficient`` that were answered
+- **Quality**: answer match (all expected strings present), answered and matched (the run
+  also ended ``answered``: a matching sentence quoted under "I could not find this" does not
+  count), state match, source recall, the wrong-answer rate (questions expected to end ``insufficient`` that were answered
   instead), answer-sentence recall and precision on answered questions with labelled answer
   sentences (recall: the share of labelled sentences the answer quotes; precision: the share
   of the answer's cited sentences that are labelled — an unrelated or padding sentence lowers it),
@@ -300,6 +301,8 @@ def _quality(outcomes: list[Outcome]) -> dict[str, Any]:
     return {
         "runs": len(outcomes),
         "answer_match": _share([o.answer_match for o in outcomes]),
+        "answered_and_matched": _share([o.answer_match and o.result.state == "answered"
+                                        if o.answer_match is not None else None for o in outcomes]),
         "state_match": _share([o.state_match for o in outcomes]),
         "source_recall": _mean([o.source_recall for o in outcomes if o.source_recall is not None]),
         "citation_recall": _mean([o.citation_recall for o in outcomes if o.citation_recall is not None]),
@@ -336,13 +339,14 @@ def render_markdown(report: dict[str, Any]) -> str:
         "End states: " + ", ".join(f"{k} {v}" for k, v in p["states"].items()) + ". Tool mix: "
         + ", ".join(f"{k} {v}" for k, v in p["tool_mix"].items()) + ".",
         "",
-        "| kind | runs | answer match | state match | source recall | citation recall | citation precision "
+        "| kind | runs | answer match | answered and matched | state match | source recall | citation recall | citation precision "
         "| wrong answers | answer-sentence recall | answer-sentence precision |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     rows = {**report["by_kind"], "**all**": report["quality"]}
     for kind, q in rows.items():
-        lines.append(f"| {kind} | {q['runs']} | {_pct(q['answer_match'])} | {_pct(q['state_match'])} | "
+        lines.append(f"| {kind} | {q['runs']} | {_pct(q['answer_match'])} | {_pct(q['answered_and_matched'])} | "
+                     f"{_pct(q['state_match'])} | "
                      f"{_pct(q['source_recall'])} | {_pct(q['citation_recall'])} | {_pct(q['citation_precision'])} | "
                      f"{_pct(q['wrong_answer_rate'])} | {_pct(q['answer_sentence_recall'])} | "
                      f"{_pct(q['answer_sentence_precision'])} |")

@@ -20,7 +20,7 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*[A-Za-z0-9]|[A-Za-z]")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]+")
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\d])")
 _IDENTIFIER = re.compile(r"\b(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9]+(?:[_\-][A-Za-z0-9]+)*\b")
-_UNIT_GLUED = re.compile(r"\d+(?:GB|MB|TB|KB|ms|s|h|min|K|M|Pa|dB|d|x|st|nd|rd|th)", re.IGNORECASE)
+_UNIT_GLUED = re.compile(r"\d+(?:GB|MB|TB|KB|ms|s|h|min|K|M|Pa|dB|d|x|st|nd|rd|th)|\d+-[a-z]+", re.IGNORECASE)
 
 
 def stem(word: str) -> str:
@@ -42,8 +42,6 @@ def content_terms(text: str) -> list[str]:
     for run in _CJK_RUN.findall(text):
         terms.extend(cjk_bigrams(run))
     return list(dict.fromkeys(terms))
-
-
 
 
 def _grade_letter(word: str, text: str, start: int) -> bool:
@@ -70,7 +68,7 @@ def numbers(text: str) -> list[float]:
     """The numbers written in ``text`` (thousands separators allowed), in order.
 
     Digits inside codes and model names (``X3``, ``CHG-2025-0612-03``) are not numbers;
-    a number with a unit glued on (``8GB``, ``500ms``) is.
+    a number with a unit glued on (``8GB``, ``500ms``, ``1536-dimensional``, ``180-minute``) is.
     """
     masked = _IDENTIFIER.sub(lambda m: m.group(0) if _UNIT_GLUED.fullmatch(m.group(0)) else " ", text)
     values = []

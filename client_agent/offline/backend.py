@@ -272,6 +272,8 @@ class OfflineBackend:
                 quotes = chain_quotes(f"{sub.text} {' '.join(self._symptoms)}", view.ledger)
             elif (answer := answering_quote(sub.text, view.ledger, exclude=used)) is not None:
                 quotes = with_base(sub.text, answer, view.ledger)
+            elif answering_quote(sub.text, view.ledger) is not None:
+                continue  # a sentence already quoted for an earlier part answers this one too
             else:
                 unanswered += 1
                 quotes = best_quotes(sub.text, view.ledger, exclude=used)

@@ -25,7 +25,7 @@ candidate's table first (:func:`~client_agent.offline.shapes.extreme_row`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from client_agent.evidence import Evidence, Ledger
 from client_agent.offline.meaning import matched_words, similarity
@@ -105,12 +105,16 @@ def coverage(question: str, ledger: Ledger) -> Coverage:
 
 
 FRAME_WORDS = frozenset(content_terms("use used make take put long far often ahead advance kind type sort exactly "
-                                     "per one fix solve resolve"))
-"""Words of a question's frame ("how far ahead", "how long", "what kind of", "calls per month", "can one
-account have", "can I put", "how do I fix it": the answer is the steps, which rarely say "fix"), not of its
-topic."""
+                                     "per one fix solve resolve fast quick quickly soon without suit compared "
+                                     "earlier"))
+"""Words of a question's frame ("how far ahead", "how long", "how fast", "what kind of", "calls per month",
+"can one account have", "can I put", "how do I fix it": the answer is the steps, which rarely say "fix";
+"without a note", "which one suits", "compared with a year earlier"), not of its topic."""
 MAX_MEANT = 1
-"""Question terms a sentence that answers may say only in other words (the rest it must say in the question's)."""
+"""Question terms a sentence that answers may say only in other words or only in the passage around it (the
+rest it must say in the question's)."""
+_QUARTER = re.compile(r"\b(first|second|third|fourth) quarter\b", re.I)
+_ORDINALS = ("first", "second", "third", "fourth")
 _NUMBER_WORDS = re.compile(r"(?<!-)\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
                            r"hundred|thousand|half|twice|once|every|each)\b(?!-)", re.I)
 """Counts in words; not inside a compound ("one-click"), which names a thing rather than counting."""
@@ -134,10 +138,12 @@ class Address:
     meant: list[str]
     """Key terms it says only in other words."""
     shaped: bool
+    around: list[str] = field(default_factory=list)
+    """Plain key terms it leaves to its passage: "performance" in the heading's paragraph, not the row."""
 
     @property
     def answers(self) -> bool:
-        return not self.missing and len(self.meant) <= MAX_MEANT and self.shaped
+        return not self.missing and len(self.meant) + len(self.around) <= MAX_MEANT and self.shaped
 
 
 def address(question: str, *quotes: Quote) -> Address:
@@ -145,11 +151,13 @@ def address(question: str, *quotes: Quote) -> Address:
     question is taken as answered by any sentence (its bigrams cannot tell a missing word from a split one).
 
     A sentence that says one of the question's codes verbatim may leave out one plain word of it
-    ("error" in "what does the error ERR_VPN_AUTH_4012 mean"): the code says what it is about.
+    ("error" in "what does the error ERR_VPN_AUTH_4012 mean"): the code says what it is about. A plain
+    word its own passage says counts as said around it (:attr:`Address.around`); "the first quarter"
+    is read as Q1, as reports write it.
     """
     if _mostly_cjk(question):
         return Address([], [], True)
-    asked = re.sub(r"\([^)]*\)", " ", question)
+    asked = _QUARTER.sub(lambda m: f"Q{_ORDINALS.index(m.group(1).lower()) + 1}", re.sub(r"\([^)]*\)", " ", question))
     said = "\n".join(f"{q.evidence.header}\n{q.sentence}" for q in quotes)
     present = set(content_terms(said)) | set(content_terms(said.replace("_", " ")))
     absent = [t for t in content_terms(asked) if t not in FRAME_WORDS and t not in present]
@@ -162,8 +170,11 @@ def address(question: str, *quotes: Quote) -> Address:
     missing = [t for t in absent if t not in meant_terms]
     if len(missing) == 1 and missing[0] in words and _says_a_code(asked, said):
         missing = []
+    passages = set(content_terms("\n".join(f"{q.evidence.header}\n{q.evidence.text}" for q in quotes)))
+    around = [t for t in missing if t in words and t in passages]
+    missing = [t for t in missing if t not in around]
     missing += [f"{n:g}" for n in numbers(asked) if n not in said_numbers]
-    return Address(missing, meant_terms, any(_fits(asked, q.sentence) for q in quotes))
+    return Address(missing, meant_terms, any(_fits(asked, q.sentence) for q in quotes), around)
 
 
 def _fits(question: str, sentence: str) -> bool:
@@ -180,11 +191,15 @@ def _says_a_code(question: str, said: str) -> bool:
 def answering_quote(question: str, ledger: Ledger, exclude: set[str] = frozenset()  # type: ignore[assignment]
                     ) -> Quote | None:
     """Of the best-scoring sentences (:func:`best_quotes`' order) that :func:`address` finds answer
-    ``question``, the one that says most of the question in its own words rather than its heading's
-    (a plan's row rather than a sentence that only shares the page's title)."""
-    answering = [quote for quote in best_quotes(question, ledger, exclude, limit=ANSWER_CANDIDATES, spread=True)
-                 if address(question, quote).answers]
-    return min(answering, key=lambda quote: len(_unsaid(question, quote.sentence)), default=None)
+    ``question``, the one that leaves least to its passage and then says most of the question in its own
+    words rather than its heading's (a plan's row rather than a sentence that only shares the page's title;
+    "Students pay half price" rather than the adults' fee on a page that also mentions students)."""
+    answering = [(quote, found) for quote in best_quotes(question, ledger, exclude, limit=ANSWER_CANDIDATES,
+                                                          spread=True)
+                 if (found := address(question, quote)).answers]
+    best = min(answering, key=lambda pair: (len(pair[1].around), len(_unsaid(question, pair[0].sentence))),
+               default=None)
+    return best[0] if best is not None else None
 
 
 _RELATIVE = re.compile(r"\b(?:half|twice|double|triple|a third|a quarter)\b", re.I)

@@ -44,3 +44,12 @@ def test_an_insufficient_run_quotes_nothing_and_an_answered_unanswerable_is_a_wr
     outcomes = [Outcome(unanswerable, result("A late return costs NOK 100 per started hour. [shop:rules#0]", state),
                         None, None, None, None, None) for state in ("answered", "insufficient")]
     assert summarise(outcomes)["quality"]["wrong_answer_rate"] == 0.5
+
+
+def test_a_matching_answer_stated_as_not_found_is_not_answered_and_matched() -> None:
+    rate = EvalQuestion(question="What is the daily rate for an e-bike?", expected_answer="650")
+    quoted = "I could not find this in the sources. The closest passages say:\nItem: E-bike, 650. [shop:prices#0]"
+    outcomes = [Outcome(rate, result(quoted, state), True, None, None, None, None)
+                for state in ("answered", "insufficient")]
+    quality = summarise(outcomes)["quality"]
+    assert quality["answer_match"] == 1.0 and quality["answered_and_matched"] == 0.5

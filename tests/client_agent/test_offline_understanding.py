@@ -120,3 +120,12 @@ async def test_the_student_price_is_quoted_beside_the_membership_fee(town_settin
     assert "Students pay half price" in result.answer and "30 euros" in result.answer, result.answer
     assert {c["id"].split("#")[0] for c in result.citations} == {"riverton-town:leisure/membership"}
     _cited_and_checked(result)
+
+
+
+async def test_a_sentence_answering_two_parts_of_a_question_answers_both(ask_offline: AskFn) -> None:
+    result = await ask_offline("Which embedding model does production use and how many dimensions do its vectors have?")
+    assert result.state == "answered", result.answer
+    assert "text-embedding-3-small, producing 1536-dimensional vectors" in result.answer
+    assert "could not find" not in result.answer
+    _cited_and_checked(result)
