@@ -50,14 +50,14 @@ def best_similarity(text: str, others: Sequence[str]) -> float:
 def _embed(texts: Sequence[str]) -> list[npt.NDArray[np.float32]]:
     keys = [text[:MAX_CHARS] for text in texts]
     missing = list(dict.fromkeys(key for key in keys if key not in _cache))
-    if missing:
-        for key, vector in zip(missing, load_embedder(DEFAULT_MODEL).embed(missing), strict=True):
-            _cache[key] = vector
-        while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
-    for key in keys:
+    embedded = dict(zip(missing, load_embedder(DEFAULT_MODEL).embed(missing), strict=True)) if missing else {}
+    vectors = [embedded[key] if key in embedded else _cache[key] for key in keys]
+    for key, vector in zip(keys, vectors, strict=True):  # kept newest last; the oldest go once all are read
+        _cache[key] = vector
         _cache.move_to_end(key)
-    return [_cache[key] for key in keys]
+    while len(_cache) > CACHE_SIZE:
+        _cache.popitem(last=False)
+    return vectors
 
 
 def matched_words(words: Sequence[str], vocabulary: Sequence[str], threshold: float = WORD_MEANING) -> set[str]:

@@ -1,11 +1,15 @@
 """What decides that the offline agent's chosen sentence answers a question (``address``), on hand-written
-evidence: frame words, words its passage says, quarters written as Q1, numbers glued to a word."""
+evidence: frame words, words its passage says, quarters written as Q1, numbers glued to a word; and the
+meaning cache those comparisons go through."""
 
 from __future__ import annotations
+
+from collections import OrderedDict
 
 import pytest
 
 from client_agent.evidence import Evidence
+from client_agent.offline import meaning
 from client_agent.offline.extractive import Quote, address
 from client_agent.text import numbers
 
@@ -58,3 +62,11 @@ def test_a_sentence_about_something_else_does_not_answer(question: str, sentence
 def test_a_number_glued_to_a_word_is_a_number_and_a_code_is_not() -> None:
     assert numbers("a 180-minute runtime and 1536-dimensional vectors") == [180, 1536]
     assert numbers("the X3 and CHG-2025-0612-03") == []
+
+
+def test_more_texts_than_the_meaning_cache_holds_are_compared_in_one_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(meaning, "CACHE_SIZE", 2)
+    monkeypatch.setattr(meaning, "_cache", OrderedDict())
+    scores = meaning.similarity("cats", ["pets", "dogs", "tax returns", "cats"])
+    assert len(scores) == 4 and scores[3] == pytest.approx(1.0, abs=1e-5) and scores[0] > scores[2]
+    assert len(meaning._cache) == 2
