@@ -44,7 +44,7 @@ from client_agent.conflicts import find_conflicts
 from client_agent.connection import Catalog
 from client_agent.evidence import Ledger
 from client_agent.offline.extractive import (
-    Coverage, Quote, address, answering_quote, best_quotes, chain_quotes, clean, coverage, leads, named_symptoms,
+    FRAME_WORDS, Coverage, Quote, address, answering_quote, best_quotes, chain_quotes, clean, coverage, leads, named_symptoms,
     plain_words, with_base,
 )
 from client_agent.offline.multihop import Document, HopPlan
@@ -250,7 +250,7 @@ class OfflineBackend:
                 lines.append(f"The newer source is {newer.evidence.title}, dated {newer.evidence.updated} "
                              f"[{newer.evidence.citation_id}].")
         if self._probing:
-            missing = [w for sub in self._plan for w in _missing_words(coverage(sub.text, view.ledger))]
+            missing = [w for sub in self._plan for w in _missing_words(coverage(sub.text, view.ledger), view.ledger)]
             return Decision(answer=_not_in_undescribed(self._probing, missing), state="insufficient")
         shaped = self._shaped(self._question, view.ledger) if len(self._plan) == 1 else []
         if shaped:
@@ -262,7 +262,7 @@ class OfflineBackend:
             gap = coverage(sub.text, view.ledger)
             if not gap.covered:
                 unanswered += 1
-                lines.append(_not_found(gap, view.catalog))
+                lines.append(_not_found(gap, view.catalog, view.ledger))
                 continue
             shaped = self._shaped(sub.text, view.ledger)
             if shaped and shaped[-1] not in lines:
@@ -346,9 +346,10 @@ def _not_said(question: str, closest: list[Quote]) -> str:
     return f"I could not find this in the sources: the closest passage {lacking}. The closest passages say:"
 
 
-def _not_found(gap: Coverage, catalog: Catalog) -> str:
-    missing = " or ".join(_missing_words(gap)) or "it"
-    message = f"I could not find this in the knowledge base: no source mentions {missing}."
+def _not_found(gap: Coverage, catalog: Catalog, ledger: Ledger) -> str:
+    missing = _missing_words(gap, ledger)
+    message = ("I could not find this in the knowledge base: " + (f"no source mentions {' or '.join(missing)}."
+               if missing else "no source says all of it."))
     tables = _tables_for(gap.question, catalog) if about_records(gap.question) else []
     return f"{message} {_needs_sql(tables)}" if tables else message
 
@@ -379,9 +380,11 @@ def _not_in_undescribed(searched: list[str], missing: list[str]) -> str:
             "ANTHROPIC_API_KEY to ask Claude.")
 
 
-def _missing_words(gap: Coverage) -> list[str]:
-    """The question's words for the terms no evidence holds, as the question writes them."""
-    return original_words(gap.question, gap.uncovered)
+def _missing_words(gap: Coverage, ledger: Ledger) -> list[str]:
+    """The question's words for the terms no evidence item holds, as the question writes them (not its frame:
+    "per", "how long")."""
+    said = {term for item in ledger for term in content_terms(f"{item.header}\n{item.text}")}
+    return original_words(gap.question, [t for t in gap.uncovered if t not in said and t not in FRAME_WORDS])
 
 
 def _decline(catalog: Catalog) -> str:

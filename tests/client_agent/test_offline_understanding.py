@@ -129,3 +129,11 @@ async def test_a_sentence_answering_two_parts_of_a_question_answers_both(ask_off
     assert "text-embedding-3-small, producing 1536-dimensional vectors" in result.answer
     assert "could not find" not in result.answer
     _cited_and_checked(result)
+
+
+async def test_not_found_names_only_words_no_source_holds(town_settings: Settings, tmp_path: Path) -> None:
+    result = await _ask_town(town_settings, "How long is the waiting list per person for the Riverton sauna?",
+                             tmp_path / "t.jsonl")
+    assert result.state == "insufficient"
+    mentions = result.answer.split("mentions ", 1)[1].split(" (", 1)[0].rstrip(".").split(" or ")
+    assert "sauna" in mentions and not {"long", "per", "Riverton"} & set(mentions), result.answer
