@@ -19,14 +19,16 @@ BIG = "hex(zeroblob(49000))"  # 98,000 characters
 TRIM_SET = "(replace(hex(zeroblob(4000)), '0', '1') || '0')"  # 8,001 characters (trim's work array stays within the value limit)
 PATTERN = f"substr({BIG}, 1, 40000) || '1'"  # matches nowhere, after 40,000 characters at every position
 
-# Each is one row of a few calls, so far fewer virtual-machine steps than the progress handler's interval.
+# Each is one row of calls, each call seconds of work (trim) or tens of milliseconds (instr, replace: 600 of them,
+# about 14 s on the 2-core machine, where 60 took 1.4 s and a faster CI machine finished inside the deadline);
+# the progress handler, every 1,000 virtual-machine steps, looks in far less often than the deadline needs.
 CPU_BOMBS = [
     pytest.param(", ".join([f"length(trim({BIG}, {TRIM_SET}))"] * 3), id="trim-98kb-x3"),
     pytest.param(
         " + ".join([f"length(ltrim({BIG}, {TRIM_SET})) + length(rtrim({BIG}, {TRIM_SET}))"] * 3), id="ltrim-rtrim-x3"
     ),
-    pytest.param(" + ".join([f"instr({BIG}, {PATTERN})"] * 60), id="instr-x60"),
-    pytest.param(" + ".join([f"length(replace({BIG}, {PATTERN}, 'x'))"] * 60), id="replace-x60"),
+    pytest.param(" + ".join([f"instr({BIG}, {PATTERN})"] * 600), id="instr-x600"),
+    pytest.param(" + ".join([f"length(replace({BIG}, {PATTERN}, 'x'))"] * 600), id="replace-x600"),
 ]
 
 
