@@ -23,9 +23,24 @@ _IDENTIFIER = re.compile(r"\b(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-
 _UNIT_GLUED = re.compile(r"\d+(?:GB|MB|TB|KB|ms|s|h|min|K|M|Pa|dB|d|x|st|nd|rd|th)|\d+-[a-z]+", re.IGNORECASE)
 
 
+_IRREGULAR = {
+    "paid": "pay", "spent": "spend", "sold": "sell", "bought": "buy", "made": "make", "gave": "give",
+    "given": "give", "took": "take", "taken": "take", "kept": "keep", "got": "get", "gotten": "get",
+    "held": "hold", "sent": "send", "built": "build", "chose": "choose", "chosen": "choose", "ran": "run",
+    "began": "begin", "begun": "begin", "grew": "grow", "grown": "grow", "brought": "bring", "told": "tell",
+    "thought": "think", "taught": "teach", "caught": "catch", "meant": "mean", "led": "lead", "lost": "lose",
+    "met": "meet", "wrote": "write", "written": "write", "knew": "know", "known": "know", "drove": "drive",
+    "driven": "drive", "broke": "break", "broken": "break", "froze": "freeze", "frozen": "freeze",
+}
+"""Irregular past forms, so that "paid" meets "pay" and "sold" meets "sell" (not those whose form is another word's:
+"found" is also "founded", "left" also a side)."""
+
+
 def stem(word: str) -> str:
-    """The Porter2 stem of a lower-cased English word (the stemmer the keyword index uses)."""
-    return str(porter2.stem(word.lower()))
+    """The Porter2 stem of a lower-cased English word (the stemmer the keyword index uses), irregular past forms
+    (:data:`_IRREGULAR`) first taken back to their verb."""
+    lowered = word.lower()
+    return str(porter2.stem(_IRREGULAR.get(lowered, lowered)))
 
 
 def content_terms(text: str) -> list[str]:

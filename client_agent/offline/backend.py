@@ -45,7 +45,7 @@ from client_agent.connection import Catalog
 from client_agent.evidence import Ledger
 from client_agent.offline.extractive import (
     FRAME_WORDS, Coverage, Quote, address, answering_quote, best_quotes, chain_quotes, clean, coverage, leads, named_symptoms,
-    plain_words, with_base,
+    linked, plain_words, with_base,
 )
 from client_agent.offline.multihop import Document, HopPlan
 from client_agent.offline.planning import (
@@ -296,8 +296,9 @@ class OfflineBackend:
         """The best sentences of each document of the chain (as for any answer: a second one when the
         first leaves most of the question uncovered), in chain order; a document with no sentence
         sharing a term with the question is quoted by its opening sentence. Insufficient when no
-        chain document holds such a sentence, or when the chosen sentences together do not address the
-        question (:func:`~client_agent.offline.extractive.address`) and no single sentence of the evidence
+        chain document holds such a sentence, or when the chosen sentences linked to the question
+        (:func:`~client_agent.offline.extractive.linked`) together do not address it
+        (:func:`~client_agent.offline.extractive.address`) and no single sentence of the evidence
         does (:func:`~client_agent.offline.extractive.answering_quote`): then what was not found comes first."""
         assert self._hops is not None
         used: set[str] = set()
@@ -309,7 +310,8 @@ class OfflineBackend:
             used.update(q.sentence for q in quotes)
             opening = _opening(document, view.ledger) if not quotes else ""
             quoted.extend([q.cited() for q in quotes] or ([opening] if opening else []))
-        if chosen and address(self._question, *chosen).answers:
+        together = linked(self._question, chosen)
+        if together and address(self._question, *together, ledger=view.ledger).answers:
             return Decision(answer="\n".join([*lines, *quoted]), state="answered")
         if (answer := answering_quote(self._question, view.ledger)) is not None:
             return Decision(answer="\n".join([*lines, answer.cited()]), state="answered")

@@ -25,9 +25,11 @@ candidate's table first (:func:`~client_agent.offline.shapes.extreme_row`).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from client_agent.evidence import Evidence, Ledger
+from client_agent.offline import aliases
 from client_agent.offline.meaning import matched_words, similarity
 from client_agent.offline.shapes import extreme_row
 from client_agent.text import (
@@ -49,11 +51,14 @@ MEANING_CANDIDATE = 0.45
 SHORT_SENTENCE_WORDS = 5
 _ANSWER_KINDS = (
     ("quantity", re.compile(r"\bhow (?:many|much|long|far|often|big|large|fast)\b|\b(?:price|cost|percentage|rate|number of)\b|多少|几", re.I)),
-    ("time", re.compile(r"\bwhen\b|\bwhat (?:time|date|day|month)\b|\bdeadline\b|什么时候|何时", re.I)),
+    ("time", re.compile(r"\bwhen\b|\b(?:what|which) (?:time|date|day|month|year|week)\b|\bdeadline\b|什么时候|何时", re.I)),
 )
 _TIME = re.compile(r"\b(?:january|february|march|april|may|june|july|august|september|october|november|december|"
                    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|daily|weekly|monthly|annually|"
-                   r"quarter|year)\w*|\d{1,2}:\d{2}|月|日", re.I)
+                   r"quarter|yearly)\w*|\b(?:every|each|per|a|next|last|this|following) year(?![\w-])|\d{1,2}:\d{2}|月|日",
+                   re.I)
+"""Words that say when: months, days, frequencies, clock times; "year" only as "every year", "next year" (not
+"for the year")."""
 _ABOUT_THE_PAGE = re.compile(r"\b(?:this|the following) (?:page|document|guide|section|article|manual)\b", re.I)
 _SEE_ALSO = re.compile(r"^(?:see|for more|read)\b|\bsee (?:the )?[*_\"“]", re.I)
 _MARKUP = re.compile(r"\*\*|__|`|^#+\s*|\[(?=[^\]]*\]\()|\]\([^)]*\)")
@@ -113,6 +118,21 @@ FRAME_WORDS = frozenset(content_terms("use used make take put long far often ahe
 MAX_MEANT = 1
 """Question terms a sentence that answers may say only in other words or only in the passage around it (the
 rest it must say in the question's)."""
+_PREDICATE = re.compile(r"\b(?:can|could|do|does|did|will|would|should|must|may|might)\s+"
+                        r"(?:(?:I|we|you|they|one)\s+)?([a-z]+)\b|^\s*who\s+([a-z]+s)\b", re.I)
+"""The verb of a question's predicate ("how many agents can *work* on", "what do I *get*", "who *decides*"): the
+sentence that answers says it in its own verb ("Seats included", "are confirmed by"), or in none."""
+_ASKED_KIND = re.compile(r"\b(?:which|what)\s+(month|day|year|date|week)s?\b", re.I)
+"""The kind of time asked for ("in which month"): a sentence answers it by naming one (:data:`_KIND_SHAPES`)."""
+_MONTHS = r"january|february|march|april|may|june|july|august|september|october|november|december"
+_KIND_SHAPES = {
+    "month": re.compile(rf"\b(?:{_MONTHS}|month)", re.I),
+    "year": re.compile(r"\b(?:19|20)\d\d\b"),
+    "day": re.compile(rf"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|{_MONTHS}|day)|\d", re.I),
+    "date": re.compile(rf"\b(?:{_MONTHS})\b|\d", re.I),
+    "week": re.compile(r"\bweek|\d", re.I),
+}
+"""What names each kind of time: "December" a month, "2016" a year (not "for the year")."""
 _QUARTER = re.compile(r"\b(first|second|third|fourth) quarter\b", re.I)
 _ORDINALS = ("first", "second", "third", "fourth")
 _NUMBER_WORDS = re.compile(r"(?<!-)\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|"
@@ -140,27 +160,36 @@ class Address:
     shaped: bool
     around: list[str] = field(default_factory=list)
     """Plain key terms it leaves to its passage: "performance" in the heading's paragraph, not the row."""
+    earlier: list[str] = field(default_factory=list)
+    """Those of :attr:`around` that only an earlier passage of its document says."""
+    says_a_word: bool = True
+    """Whether it says one of the question's plain key terms (not only its names) itself, when there are any, or one
+    of its codes ("ERR_VPN_AUTH_4012")."""
 
     @property
     def answers(self) -> bool:
-        return not self.missing and len(self.meant) + len(self.around) <= MAX_MEANT and self.shaped
+        return (not self.missing and len(self.meant) + len(self.around) <= MAX_MEANT and self.shaped
+                and self.says_a_word)
 
 
-def address(question: str, *quotes: Quote) -> Address:
+def address(question: str, *quotes: Quote, ledger: Ledger | None = None) -> Address:
     """What of ``question`` the sentences of ``quotes`` say together (see :class:`Address`); a Chinese
     question is taken as answered by any sentence (its bigrams cannot tell a missing word from a split one).
 
     A sentence that says one of the question's codes verbatim may leave out one plain word of it
     ("error" in "what does the error ERR_VPN_AUTH_4012 mean"): the code says what it is about. A plain
-    word its own passage says counts as said around it (:attr:`Address.around`); "the first quarter"
-    is read as Q1, as reports write it.
+    word its own passage says — or, given the ``ledger``, an earlier passage of its document ("performance" in
+    the page's opening above the rating table) — counts as said around it (:attr:`Address.around`). The
+    verb of the question's predicate (:data:`_PREDICATE`) and the kind of time asked for ("which month",
+    :data:`_ASKED_KIND`) need not be said: the sentence's shape answers for them. "The first quarter" is read
+    as Q1, as reports write it.
     """
     if _mostly_cjk(question):
         return Address([], [], True)
     asked = _QUARTER.sub(lambda m: f"Q{_ORDINALS.index(m.group(1).lower()) + 1}", re.sub(r"\([^)]*\)", " ", question))
     said = "\n".join(f"{q.evidence.header}\n{q.sentence}" for q in quotes)
-    present = set(content_terms(said)) | set(content_terms(said.replace("_", " ")))
-    absent = [t for t in content_terms(asked) if t not in FRAME_WORDS and t not in present]
+    present = set(content_terms(said)) | set(content_terms(said.replace("_", " "))) | _frame(asked)
+    absent = [t for t in content_terms(_ASKED_KIND.sub(" ", asked)) if t not in FRAME_WORDS and t not in present]
     names = {t for word in [*identifiers(asked), *_NAME.findall(asked)] for t in content_terms(word)}
     words = {term: word for term, word in zip(absent, original_words(asked, absent), strict=True)
              if term not in names and not identifier_like(term)}
@@ -170,17 +199,52 @@ def address(question: str, *quotes: Quote) -> Address:
     missing = [t for t in absent if t not in meant_terms]
     if len(missing) == 1 and missing[0] in words and _says_a_code(asked, said):
         missing = []
-    passages = set(content_terms("\n".join(f"{q.evidence.header}\n{q.evidence.text}" for q in quotes)))
-    around = [t for t in missing if t in words and t in passages]
+    own = _terms_of(q.evidence for q in quotes)
+    earlier = _terms_of(item for item in ledger or [] for q in quotes if _before(item, q.evidence))
+    around = [t for t in missing if t in words and (t in own or t in earlier)]
     missing = [t for t in missing if t not in around]
     missing += [f"{n:g}" for n in numbers(asked) if n not in said_numbers]
-    return Address(missing, meant_terms, any(_fits(asked, q.sentence) for q in quotes), around)
+    plain = [t for t in content_terms(_ASKED_KIND.sub(" ", asked)) if t not in names and not identifier_like(t)
+             and t not in FRAME_WORDS and t not in _frame(asked)]
+    says_a_word = not plain or any(t not in absent or t in meant_terms for t in plain) or _says_a_code(asked, said)
+    return Address(missing, meant_terms, any(_fits(asked, q.sentence) for q in quotes), around,
+                   [t for t in around if t not in own], says_a_word)
+
+
+def _terms_of(passages: Iterable[Evidence], sentence: str | None = None) -> set[str]:
+    """The content terms of ``passages``, headers included (or of their headers and ``sentence``)."""
+    return set(content_terms("\n".join(f"{item.header}\n{item.text if sentence is None else sentence}"
+                                       for item in passages)))
+
+
+def linked(question: str, quotes: list[Quote]) -> list[Quote]:
+    """Those of ``quotes`` (a chain's sentences, one per document) that share two key terms with ``question``,
+    title and section included: a sentence that shares one word ("free" space on a disk) adds it by chance."""
+    asked = set(content_terms(question))
+    return [q for q in quotes if len(asked & _terms_of([q.evidence], q.sentence)) >= 2]
+
+
+def _before(item: Evidence, other: Evidence) -> bool:
+    """Whether ``item`` is a passage of ``other``'s document that comes before it: what a reader has read on the way."""
+    start, other_start = item.citation.get("char_start"), other.citation.get("char_start")
+    return (item.doc_key == other.doc_key and isinstance(start, int) and isinstance(other_start, int)
+            and start < other_start)
+
+
+def _frame(question: str) -> set[str]:
+    """The verb of ``question``'s predicate (:data:`_PREDICATE`), as a term, when the question has two key terms
+    besides it (else it is what is asked: "what can I expense?")."""
+    verbs = {t for match in _PREDICATE.finditer(question) for word in match.groups() if word
+             for t in content_terms(word) if not word[0].isupper()}
+    return verbs if len(set(content_terms(question)) - verbs - FRAME_WORDS) >= 2 else set()
 
 
 def _fits(question: str, sentence: str) -> bool:
     """Whether ``sentence`` has the shape of an answer to ``question``: a number or a time for its kind
-    (:func:`answer_kind`), a name for "which ..." (:data:`_WHICH`)."""
-    return _has_shape(answer_kind(question), sentence) and (not _WHICH.match(question) or _names_something(sentence))
+    (:func:`answer_kind`), a name for "which ..." (:data:`_WHICH`), a month for "which month" (:data:`_KIND_SHAPES`)."""
+    kind = _ASKED_KIND.search(question)
+    return (_has_shape(answer_kind(question), sentence) and (not _WHICH.match(question) or _names_something(sentence))
+            and (kind is None or bool(_KIND_SHAPES[kind.group(1).lower()].search(sentence))))
 
 
 def _says_a_code(question: str, said: str) -> bool:
@@ -193,12 +257,19 @@ def answering_quote(question: str, ledger: Ledger, exclude: set[str] = frozenset
     """Of the best-scoring sentences (:func:`best_quotes`' order) that :func:`address` finds answer
     ``question``, the one that leaves least to its passage and then says most of the question in its own
     words rather than its heading's (a plan's row rather than a sentence that only shares the page's title;
-    "Students pay half price" rather than the adults' fee on a page that also mentions students)."""
-    answering = [(quote, found) for quote in best_quotes(question, ledger, exclude, limit=ANSWER_CANDIDATES,
-                                                          spread=True)
-                 if (found := address(question, quote)).answers]
-    best = min(answering, key=lambda pair: (len(pair[1].around), len(_unsaid(question, pair[0].sentence))),
-               default=None)
+    "Students pay half price" rather than the adults' fee on a page that also mentions students).
+
+    When none does, the question is read once more with what it describes in the documents' name for it, as a
+    definition in the evidence gives it (:func:`~client_agent.offline.aliases.resolve`: "the chatbot platform" →
+    WonderBot Pro), so that the guide's "8 GB RAM" row answers how much memory running the chatbot platform needs.
+    """
+    candidates = best_quotes(question, ledger, exclude, limit=ANSWER_CANDIDATES, spread=True)
+    answering = [(quote, found) for quote in candidates if (found := address(question, quote, ledger=ledger)).answers]
+    if not answering and candidates:
+        renamed = aliases.resolve(question, address(question, candidates[0], ledger=ledger).missing, ledger)
+        return answering_quote(renamed, ledger, exclude) if renamed is not None else None
+    best = min(answering, key=lambda pair: (len(pair[1].around), len(pair[1].earlier),
+                                            len(_unsaid(question, pair[0].sentence))), default=None)
     return best[0] if best is not None else None
 
 
