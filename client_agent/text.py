@@ -37,8 +37,8 @@ _IRREGULAR = {
 
 
 def stem(word: str) -> str:
-    """The Porter2 stem of a lower-cased English word (the stemmer the keyword index uses), irregular past forms
-    (:data:`_IRREGULAR`) first taken back to their verb."""
+    """The Porter2 stem of a lower-cased English word (the keyword index's stemmer), irregular past forms
+    (:data:`_IRREGULAR`) first taken back to their verb (the keyword index does not do that)."""
     lowered = word.lower()
     return str(porter2.stem(_IRREGULAR.get(lowered, lowered)))
 

@@ -188,8 +188,10 @@ def address(question: str, *quotes: Quote, ledger: Ledger | None = None) -> Addr
         return Address([], [], True)
     asked = _QUARTER.sub(lambda m: f"Q{_ORDINALS.index(m.group(1).lower()) + 1}", re.sub(r"\([^)]*\)", " ", question))
     said = "\n".join(f"{q.evidence.header}\n{q.sentence}" for q in quotes)
-    present = set(content_terms(said)) | set(content_terms(said.replace("_", " "))) | _frame(asked)
-    absent = [t for t in content_terms(_ASKED_KIND.sub(" ", asked)) if t not in FRAME_WORDS and t not in present]
+    frame = _frame(asked)
+    key_terms = [t for t in content_terms(_ASKED_KIND.sub(" ", asked)) if t not in FRAME_WORDS and t not in frame]
+    present = set(content_terms(said)) | set(content_terms(said.replace("_", " ")))
+    absent = [t for t in key_terms if t not in present]
     names = {t for word in [*identifiers(asked), *_NAME.findall(asked)] for t in content_terms(word)}
     words = {term: word for term, word in zip(absent, original_words(asked, absent), strict=True)
              if term not in names and not identifier_like(term)}
@@ -204,24 +206,22 @@ def address(question: str, *quotes: Quote, ledger: Ledger | None = None) -> Addr
     around = [t for t in missing if t in words and (t in own or t in earlier)]
     missing = [t for t in missing if t not in around]
     missing += [f"{n:g}" for n in numbers(asked) if n not in said_numbers]
-    plain = [t for t in content_terms(_ASKED_KIND.sub(" ", asked)) if t not in names and not identifier_like(t)
-             and t not in FRAME_WORDS and t not in _frame(asked)]
+    plain = [t for t in key_terms if t not in names and not identifier_like(t)]
     says_a_word = not plain or any(t not in absent or t in meant_terms for t in plain) or _says_a_code(asked, said)
     return Address(missing, meant_terms, any(_fits(asked, q.sentence) for q in quotes), around,
                    [t for t in around if t not in own], says_a_word)
 
 
-def _terms_of(passages: Iterable[Evidence], sentence: str | None = None) -> set[str]:
-    """The content terms of ``passages``, headers included (or of their headers and ``sentence``)."""
-    return set(content_terms("\n".join(f"{item.header}\n{item.text if sentence is None else sentence}"
-                                       for item in passages)))
+def _terms_of(passages: Iterable[Evidence]) -> set[str]:
+    """The content terms of ``passages``, headers included."""
+    return set(content_terms("\n".join(f"{item.header}\n{item.text}" for item in passages)))
 
 
 def linked(question: str, quotes: list[Quote]) -> list[Quote]:
     """Those of ``quotes`` (a chain's sentences, one per document) that share two key terms with ``question``,
     title and section included: a sentence that shares one word ("free" space on a disk) adds it by chance."""
     asked = set(content_terms(question))
-    return [q for q in quotes if len(asked & _terms_of([q.evidence], q.sentence)) >= 2]
+    return [q for q in quotes if len(asked & set(content_terms(f"{q.evidence.header}\n{q.sentence}"))) >= 2]
 
 
 def _before(item: Evidence, other: Evidence) -> bool:
@@ -263,10 +263,11 @@ def answering_quote(question: str, ledger: Ledger, exclude: set[str] = frozenset
     definition in the evidence gives it (:func:`~client_agent.offline.aliases.resolve`: "the chatbot platform" →
     WonderBot Pro), so that the guide's "8 GB RAM" row answers how much memory running the chatbot platform needs.
     """
-    candidates = best_quotes(question, ledger, exclude, limit=ANSWER_CANDIDATES, spread=True)
-    answering = [(quote, found) for quote in candidates if (found := address(question, quote, ledger=ledger)).answers]
-    if not answering and candidates:
-        renamed = aliases.resolve(question, address(question, candidates[0], ledger=ledger).missing, ledger)
+    read = [(quote, address(question, quote, ledger=ledger))
+            for quote in best_quotes(question, ledger, exclude, limit=ANSWER_CANDIDATES, spread=True)]
+    answering = [(quote, found) for quote, found in read if found.answers]
+    if not answering and read:
+        renamed = aliases.resolve(question, read[0][1].missing, ledger)
         return answering_quote(renamed, ledger, exclude) if renamed is not None else None
     best = min(answering, key=lambda pair: (len(pair[1].around), len(pair[1].earlier),
                                             len(_unsaid(question, pair[0].sentence))), default=None)
