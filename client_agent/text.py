@@ -28,12 +28,12 @@ _IRREGULAR = {
     "given": "give", "took": "take", "taken": "take", "kept": "keep", "got": "get", "gotten": "get",
     "held": "hold", "sent": "send", "built": "build", "chose": "choose", "chosen": "choose", "ran": "run",
     "began": "begin", "begun": "begin", "grew": "grow", "grown": "grow", "brought": "bring", "told": "tell",
-    "thought": "think", "taught": "teach", "caught": "catch", "meant": "mean", "led": "lead", "lost": "lose",
+    "thought": "think", "taught": "teach", "caught": "catch", "meant": "mean", "lost": "lose",
     "met": "meet", "wrote": "write", "written": "write", "knew": "know", "known": "know", "drove": "drive",
     "driven": "drive", "broke": "break", "broken": "break", "froze": "freeze", "frozen": "freeze",
 }
 """Irregular past forms, so that "paid" meets "pay" and "sold" meets "sell" (not those whose form is another word's:
-"found" is also "founded", "left" also a side)."""
+"found" is also "founded", "left" a side, "led" a lamp)."""
 
 
 def stem(word: str) -> str:
