@@ -112,8 +112,8 @@ class Settings(BaseSettings):
     rerank_api_key: SecretStr | None = Field(default=None, description="Bearer token for the rerank server; unset: none.")
     rerank_timeout_s: float = Field(
         default=5.0, gt=0, le=300,
-        description="Longest a rerank request may wait (to connect, and for the answer); past it the search returns "
-        "the fused order.",
+        description="Longest one rerank call may take in all: connecting, sending, and reading every byte of the "
+        "answer (a server sending it a byte at a time gains nothing); past it the search returns the fused order.",
     )  # fmt: skip
     rerank_candidates: int = Field(
         default=50, ge=1, le=1000,

@@ -30,7 +30,8 @@ def _say(line: str) -> None:
 @click.option("--name", default="agentic-rag", show_default=True, help="The server's name in the host.")
 @click.option("--watch", is_flag=True, help="The server re-indexes the folders when their files change.")
 @click.option("--config", "config_path", type=click.Path(path_type=Path, dir_okay=False),
-              help="Write into this file instead of the host's user-wide one, e.g. a project's .mcp.json.")
+              help="Write into this file instead of the host's user-wide one, e.g. a project's .mcp.json "
+                   "(the real file: a symbolic link is refused).")
 @click.option("--env", "env_pairs", multiple=True, metavar="RAGMCP_NAME=VALUE",
               help="A setting for the host's server (repeatable), e.g. --env RAGMCP_OCR=off.")
 @click.option("--force", is_flag=True, help="Replace a server of the same name.")
@@ -49,7 +50,8 @@ def install(
     server indexes with the settings the index records, like every ingestion (ragmcp
     status shows them; ragmcp ingest --rebuild changes them). The previous config file is
     kept beside it as a timestamped .bak; a server of the same name is replaced only with
-    --force. Restart the host afterwards.
+    --force. A config file this creates is readable by you only, as the entry may hold
+    keys; one it rewrites keeps its permissions. Restart the host afterwards.
     """
     host = HOSTS[host_name]
     if not name.strip():

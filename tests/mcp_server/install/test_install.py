@@ -8,6 +8,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import anyio
@@ -36,11 +37,21 @@ class Done(NamedTuple):
     stderr: str
 
 
-def install(home: Path, *args: str) -> Done:
-    """``ragmcp install ARGS`` as a user with this HOME and no RAGMCP_* or XDG_* variables would run it."""
+def install(home: Path, *args: str, env: dict[str, str] | None = None) -> Done:
+    """``ragmcp install ARGS`` as a user with this HOME and no RAGMCP_* or XDG_* variables but ``env`` would run it."""
     unset: dict[str, str | None] = {k: None for k in os.environ if k.startswith(("RAGMCP_", "XDG_"))}
-    result = CliRunner().invoke(main, ["install", *args], env={**unset, "HOME": str(home)})
+    result = CliRunner().invoke(main, ["install", *args], env={**unset, "HOME": str(home), **(env or {})})
     return Done(result.exit_code, result.stdout, result.stderr)
+
+
+@pytest.fixture
+def usual_umask() -> Iterator[None]:
+    """The umask most users have (022): a file created without a mode of its own is readable by everyone."""
+    previous = os.umask(0o022)
+    try:
+        yield
+    finally:
+        os.umask(previous)
 
 
 @pytest.fixture
@@ -131,6 +142,47 @@ def test_merge_keeps_entries_backs_up_and_refuses_a_second_server_of_the_same_na
     assert read_json(config)["mcpServers"]["agentic-rag"]["env"]["RAGMCP_CORPORA"] == str(other_folder)
     assert read_json(config)["mcpServers"]["files"] == {"command": "/usr/bin/files-mcp"}
     assert len(list(tmp_path.glob("*.bak"))) == 2
+
+
+@pytest.mark.usefixtures("usual_umask")
+def test_a_new_config_file_holding_a_key_is_readable_by_its_owner_only(tmp_path: Path, notes: Path) -> None:
+    home = tmp_path / "home"
+    done = install(home, "cursor", "--corpus", str(notes), env={"RAGMCP_RERANK_API_KEY": "sk-rerank-secret"})
+    assert done.returncode == 0, done.stderr
+    config = home / LINUX_CONFIGS["cursor"][0]
+    assert read_json(config)["mcpServers"]["agentic-rag"]["env"]["RAGMCP_RERANK_API_KEY"] == "sk-rerank-secret"
+    assert config.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.usefixtures("usual_umask")
+def test_a_rewritten_config_file_and_its_backup_keep_the_files_mode(tmp_path: Path, notes: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_text('{"mcpServers": {}}', encoding="utf-8")
+    config.chmod(0o640)  # neither the umask's 644 nor a new file's 600: the user's own choice
+    done = install(tmp_path / "home", "cursor", "--config", str(config), "--corpus", str(notes))
+    assert done.returncode == 0, done.stderr
+    (backup,) = tmp_path.glob("mcp.json.*.bak")
+    assert "agentic-rag" in read_json(config)["mcpServers"]
+    assert config.stat().st_mode & 0o777 == 0o640 and backup.stat().st_mode & 0o777 == 0o640
+
+
+@pytest.mark.parametrize("given", ["--config", "the host's own file"])
+def test_a_config_path_that_is_a_symbolic_link_is_refused(tmp_path: Path, notes: Path, given: str) -> None:
+    # A project folder whose .cursor/mcp.json links to a file of secrets: rewriting the link would copy them there.
+    home = tmp_path / "home"
+    secrets = home / ".claude.json"
+    secrets.parent.mkdir(parents=True)
+    original = '{"mcpServers": {"mail": {"env": {"MAIL_TOKEN": "secret"}}}}'
+    secrets.write_text(original, encoding="utf-8")
+    link = tmp_path / "project" / ".cursor" / "mcp.json" if given == "--config" else home / LINUX_CONFIGS["cursor"][0]
+    link.parent.mkdir(parents=True)
+    link.symlink_to(secrets)
+    done = install(home, "cursor", "--corpus", str(notes), *(["--config", str(link)] if given == "--config" else []))
+    assert done.returncode == 1
+    assert f"{link} is a symbolic link to {secrets}; nothing was changed" in done.stderr
+    assert f"Pass the real file's path instead: --config {secrets}" in done.stderr
+    assert link.is_symlink() and secrets.read_text(encoding="utf-8") == original
+    assert list(tmp_path.rglob("*.bak")) == []
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,11 @@ as the real server does (TEI 422 without ``texts``, the others 400/422 without `
 It ranks as scripted: a text holding ``prefer[0]`` scores highest, then ``prefer[1]``, and so on;
 texts holding none score lowest (0.01). ``replies`` are answered first, in order, instead
 (a status and raw body, after a delay), and every request is recorded with its headers.
+
+A scripted reply can also be hostile, as a broken or malicious server would be: sent a byte at a
+time (``drip_s``), padded to any size without ever holding it (``padding``, with or without a
+content-length), or carrying extra headers (a redirect's ``location``). The stand-in records how
+many bytes of each answer it managed to send before the client closed the connection (``sent``).
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
@@ -21,13 +28,28 @@ Kind = Literal["vllm", "llamacpp", "infinity", "tei"]
 PATHS: dict[Kind, str] = {"vllm": "/v1/rerank", "llamacpp": "/v1/rerank", "infinity": "/rerank", "tei": "/rerank"}
 
 
+PIECE = 64 * 1024
+
+
 @dataclass(frozen=True)
 class Reply:
-    """A scripted answer: ``status`` with the raw ``body``, sent after ``delay_s``."""
+    """A scripted answer: ``status`` with the raw ``body``, sent after ``delay_s``.
+
+    ``drip_s``: the answer goes out one byte every ``drip_s`` seconds — all of it, from the status
+    line on (``drip="all"``), or the body only (``drip="body"``). ``padding``: that many spaces
+    follow the body (still the same JSON), written in 64 KiB pieces. ``sized``: False leaves the
+    content-length out, so the client can only read until the connection closes. ``headers``:
+    more headers, e.g. ``{"location": ...}`` for a redirect.
+    """
 
     status: int = 200
     body: str = ""
     delay_s: float = 0.0
+    drip_s: float = 0.0
+    drip: Literal["all", "body"] = "all"
+    padding: int = 0
+    sized: bool = True
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -45,6 +67,7 @@ class RerankStandIn:
     prefer: list[str] = field(default_factory=list)
     replies: list[Reply] = field(default_factory=list)
     received: list[Received] = field(default_factory=list)
+    sent: list[int] = field(default_factory=list)  # bytes of each answer sent before it ended or the client left
     port: int = 0  # 0: a free one
 
     def __post_init__(self) -> None:
@@ -56,6 +79,13 @@ class RerankStandIn:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self._http.server_address[1]}{PATHS[self.kind]}"
+
+    def wait_sent(self, count: int = 1, within_s: float = 10.0) -> list[int]:
+        """``sent`` once ``count`` answers have ended (a client that gave up may leave one still being written)."""
+        give_up = time.monotonic() + within_s
+        while len(self.sent) < count and time.monotonic() < give_up:
+            time.sleep(0.01)
+        return list(self.sent)
 
     def texts(self) -> list[str]:
         """Every text received for scoring, in order (documents or texts, whichever the request had)."""
@@ -119,20 +149,59 @@ def _handler(stand_in: RerankStandIn) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:  # noqa: N802 - the http.server hook name
             raw = self.rfile.read(int(self.headers.get("content-length", 0)))
+            self._answer(json.loads(raw or b"{}"))
+
+        def do_GET(self) -> None:  # noqa: N802 - what a client following a 301/302/303 redirect sends
+            self._answer({})
+
+        def _answer(self, body: dict[str, Any]) -> None:
             headers = {k.lower(): v for k, v in self.headers.items()}
-            reply = stand_in.answer(self.path, headers, json.loads(raw or b"{}"))
+            reply = stand_in.answer(self.path, headers, body)
             time.sleep(reply.delay_s)
             payload = reply.body.encode()
+            head = [f"HTTP/1.1 {reply.status} {_phrase(reply.status)}", "content-type: application/json"]
+            head += [f"{name}: {value}" for name, value in reply.headers.items()]
+            if reply.sized:
+                head.append(f"content-length: {len(payload) + reply.padding}")
+            else:
+                head.append("connection: close")
+                self.close_connection = True
+            start = ("\r\n".join(head) + "\r\n\r\n").encode()
+            sent = 0
             try:
-                self.send_response(reply.status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-            except OSError:  # the client gave up waiting (a timeout test)
-                pass
+                for piece in _pieces(start, payload, reply):
+                    self.wfile.write(piece)
+                    sent += len(piece)
+            except OSError:  # the client gave up (a timeout or size test)
+                self.close_connection = True
+            finally:
+                with stand_in._lock:
+                    stand_in.sent.append(sent)
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the http.server signature
             """Quiet: the tests assert on the recorded requests instead."""
 
     return Handler
+
+
+def _phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Scripted"
+
+
+def _pieces(start: bytes, payload: bytes, reply: Reply) -> Iterator[bytes]:
+    """The answer's bytes as ``reply`` sends them: dripped a byte at a time, or in pieces of at most 64 KiB."""
+    if reply.drip_s and reply.drip == "body":
+        yield start
+        start = b""
+    if reply.drip_s:
+        for byte in start + payload:
+            yield bytes([byte])
+            time.sleep(reply.drip_s)
+    else:
+        yield start + payload
+    filler = b" " * PIECE
+    for offset in range(0, reply.padding, PIECE):
+        yield filler[: min(PIECE, reply.padding - offset)]

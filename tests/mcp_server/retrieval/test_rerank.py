@@ -1,8 +1,8 @@
 """Reranking by the user's own model server, over real HTTP against a scripted rerank server.
 
-The client alone (each server's wire shape, the API key, malformed answers) and hybrid search
-with it (reordered as the server ranks, and the fused order with one log line when the server
-is down, slow or talks nonsense).
+The client alone (each server's wire shape, the API key, malformed answers; a hostile server's
+dripped, huge or redirected answer) and hybrid search with it (reordered as the server ranks,
+and the fused order with one log line when the server is down, slow, drips or talks nonsense).
 """
 
 from __future__ import annotations
@@ -10,18 +10,24 @@ from __future__ import annotations
 import json
 import logging
 import time
+import tracemalloc
 from collections.abc import Iterator
+from typing import Literal
 
 import pytest
 from pydantic import ValidationError
 
-from mcp_server.retrieval.rerank import Reranker, RerankError, RerankServer, parse_scores, reranker_for
+from mcp_server.retrieval.rerank import (
+    Reranker, RerankError, RerankServer, answer_limit, parse_scores, reranker_for,
+)  # fmt: skip
 from mcp_server.retrieval.retriever import Retriever
 from mcp_server.settings import Settings
 from tests.mcp_server.retrieval.rerank_server import Kind, RerankStandIn, Reply
 
 TEXTS = ["Apples are red.", "Bananas are yellow.", "Cherries are dark red."]
 QUERY = "how far ahead should I book a train"
+TIMEOUT_S = 0.5  # RAGMCP_RERANK_TIMEOUT_S in the tests of a slow or dripping server
+SCORED = json.dumps([{"index": i, "score": 0.5} for i in range(len(TEXTS))])  # a valid answer for TEXTS
 
 
 def test_reranking_is_off_by_default_and_with_an_empty_url(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -118,6 +124,64 @@ def test_after_a_failure_the_server_is_left_alone_for_a_while() -> None:
     assert reranker.paused()
 
 
+# --- a hostile server ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("drip", ["all", "body"])
+def test_a_dripping_answer_is_given_up_at_the_deadline(drip: Literal["all", "body"]) -> None:
+    # Each byte comes well within the timeout; the whole answer would take over 10 times as long.
+    reply = Reply(200, SCORED, drip_s=TIMEOUT_S / 5, drip=drip)
+    assert len(SCORED) * reply.drip_s > 10 * TIMEOUT_S
+    with RerankStandIn(replies=[reply]) as server:
+        reranker = Reranker(RerankServer(server.url, "m", timeout_s=TIMEOUT_S))
+        started = time.monotonic()
+        with pytest.raises(RerankError, match=r"no complete answer within 0\.5 s \(RAGMCP_RERANK_TIMEOUT_S\)"):
+            reranker.scores("q", TEXTS)
+        assert time.monotonic() - started < 3 * TIMEOUT_S
+
+
+def test_the_deadline_covers_the_second_request_of_a_refused_shape() -> None:
+    # Each request alone answers within the timeout; the two together do not.
+    slow = 0.7 * TIMEOUT_S
+    replies = [Reply(422, "missing field `texts`", delay_s=slow), Reply(200, SCORED, delay_s=slow)]
+    with RerankStandIn("infinity", replies=replies) as server:
+        reranker = Reranker(RerankServer(server.url, "m", timeout_s=TIMEOUT_S))
+        started = time.monotonic()
+        with pytest.raises(RerankError, match="no complete answer within"):
+            reranker.scores("q", TEXTS)
+        assert time.monotonic() - started < 2 * slow
+
+
+@pytest.mark.parametrize("sized", [True, False], ids=["content-length", "until-closed"])
+def test_a_huge_answer_is_dropped_unread_past_the_limit(sized: bool) -> None:
+    padding = 64 * 2**20  # spaces after a valid answer: still valid JSON, 64 MiB of it
+    limit = answer_limit(len(TEXTS))
+    assert padding > 100 * limit
+    with RerankStandIn(replies=[Reply(200, SCORED, padding=padding, sized=sized)]) as server:
+        reranker = Reranker(RerankServer(server.url, "m"))
+        tracemalloc.start()
+        try:
+            with pytest.raises(RerankError, match=f"its answer is over {limit:,} bytes"):
+                reranker.scores("q", TEXTS)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        (sent,) = server.wait_sent()
+    assert peak < 4 * limit  # the client held about the limit, not the answer
+    assert sent < padding / 4  # and stopped reading: what got out is the limit and the sockets' buffers
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_redirect_is_refused_and_the_key_never_reaches_the_other_host(status: int) -> None:
+    with RerankStandIn() as elsewhere, RerankStandIn(replies=[Reply(status, headers={"location": elsewhere.url})]) as server:
+        reranker = Reranker(RerankServer(server.url, "m", api_key="sk-local-123"))
+        with pytest.raises(RerankError) as refused:
+            reranker.scores("q", TEXTS)
+    assert server.received[0].headers["authorization"] == "Bearer sk-local-123"
+    assert elsewhere.received == []
+    assert f"HTTP {status} redirect to {elsewhere.url}: redirects are not followed" in str(refused.value)
+
+
 # --- hybrid search ---------------------------------------------------------------------------------------
 
 
@@ -170,9 +234,11 @@ def test_the_candidate_count_is_at_least_top_k_and_only_hybrid_search_reranks(
         (Reply(500, '{"error": "CUDA out of memory"}'), 'HTTP 500: {"error": "CUDA out of memory"}'),
         (Reply(200, "not json\nat all"), "the answer is not JSON: not json at all"),
         (Reply(200, '{"results": [{"index": 0, "relevance_score": 1}]}'), "it scored 1 texts of the 11 sent"),
-        (Reply(200, "[]", delay_s=3), "no answer within 0.5 s (RAGMCP_RERANK_TIMEOUT_S)"),
+        (Reply(200, "[]", delay_s=10 * TIMEOUT_S), "no complete answer within 0.5 s (RAGMCP_RERANK_TIMEOUT_S)"),
+        (Reply(200, "[" + " " * 48 + "]", drip_s=TIMEOUT_S / 5),  # a byte per tenth of the timeout, 50 of them
+         "no complete answer within 0.5 s (RAGMCP_RERANK_TIMEOUT_S)"),
     ],
-    ids=["http-error", "not-json", "wrong-count", "slow"],
+    ids=["http-error", "not-json", "wrong-count", "slow", "dripping"],
 )
 def test_a_failing_server_costs_one_log_line_and_leaves_the_fused_order(
     acme: Retriever, acme_index: Settings, stand_in: RerankStandIn, caplog: pytest.LogCaptureFixture,
@@ -180,7 +246,7 @@ def test_a_failing_server_costs_one_log_line_and_leaves_the_fused_order(
 ) -> None:  # fmt: skip
     stand_in.replies.append(reply)
     fused = acme.search(QUERY, top_k=5)
-    for retriever in reranking(acme_index, stand_in.url, rerank_timeout_s=0.5):
+    for retriever in reranking(acme_index, stand_in.url, rerank_timeout_s=TIMEOUT_S):
         with caplog.at_level(logging.WARNING):
             started = time.monotonic()
             first = retriever.ranking(QUERY, top_k=5)
@@ -188,7 +254,7 @@ def test_a_failing_server_costs_one_log_line_and_leaves_the_fused_order(
             again = retriever.ranking(QUERY, top_k=5)  # within the pause: no request, no line
     assert first.reranked_by is None and again.reranked_by is None
     assert first.hits == fused and again.hits == fused
-    assert elapsed < 2.5
+    assert elapsed < 3 * TIMEOUT_S
     assert len(stand_in.received) == 1
     (line,) = [r.getMessage() for r in caplog.records if "rerank" in r.getMessage()]
     assert line == (
