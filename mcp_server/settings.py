@@ -260,7 +260,9 @@ class Settings(BaseSettings):
         "2 GB of it); a file that needs more is skipped.",
     )  # fmt: skip
     read_timeout_s: float = Field(
-        default=1_800.0, gt=0, description="The longest one file may take to read (OCR included) before it is skipped."
+        default=600.0, gt=0,
+        description="The longest one file may take to read (OCR included) before it is skipped: one file holds the "
+        "publication of every corpus for at most this long.",
     )
     page_timeout_s: float = Field(
         default=120.0, gt=0, description="The longest one page of a PDF or picture may take to read (OCR included)."
@@ -269,7 +271,9 @@ class Settings(BaseSettings):
         default="auto", description="auto: scanned PDF pages and pictures are read by OCR; off: they are skipped."
     )
     ocr_max_pages: int = Field(
-        default=500, ge=1, description="The most pages of one document that are read by OCR; later ones are left out."
+        default=150, ge=1,
+        description="The most pages of one document that OCR reads or tries (a blank page counts); later ones are left "
+        "out. About 3 s a page: 150 pages fit in RAGMCP_READ_TIMEOUT_S's 600 s.",
     )
     watch_debounce_s: float = Field(
         default=1.0, gt=0, le=60,

@@ -60,7 +60,7 @@ _CJK_CLAUSE_ENDS = ("，", "、", "：")
 _BLOCK_LINE_START_RE = re.compile(r"[-*+|>#]|\d+[.)]")
 
 _FENCE_RE = re.compile(r" {0,3}(`{3,}|~{3,})")
-_HEADING_RE = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*\r?")
+_HEADING_START_RE = re.compile(r" {0,3}(#{1,6})[ \t]+")
 
 # Strength of the boundary before an atom: where a chunk would rather end.
 _CHARACTER, _WORD, _SENTENCE, _PARAGRAPH = range(4)
@@ -131,9 +131,25 @@ def find_headings(text: str) -> list[Heading]:
             fence = None if _closes_fence(line, fence) else fence
         elif opening := _FENCE_RE.match(line):
             fence = opening.group(1)
-        elif (heading := _HEADING_RE.fullmatch(line)) and heading.group(2).strip():
-            headings.append(Heading(start, len(heading.group(1)), heading.group(2).strip()))
+        elif heading := _atx_heading(line):
+            headings.append(Heading(start, *heading))
     return headings
+
+
+def _atx_heading(line: str) -> tuple[int, str] | None:
+    """The level and text of an ATX heading line (``## Title ##``), else None; in time linear in the line.
+
+    The closing run of ``#`` counts only after a space or tab; a heading of only ``#`` keeps them.
+    """
+    opening = _HEADING_START_RE.match(line)
+    if opening is None:
+        return None
+    text = line[opening.end() :].removesuffix("\r").rstrip(" \t")
+    unclosed = text.rstrip("#")
+    if unclosed != text and unclosed.endswith((" ", "\t")):
+        text = unclosed
+    text = text.strip()
+    return (len(opening.group(1)), text) if text else None
 
 
 def split_into_chunks(

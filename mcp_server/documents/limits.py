@@ -17,7 +17,7 @@ limit                      what it bounds                      setting
 ``file_seconds``           the time to read one file           ``RAGMCP_READ_TIMEOUT_S``
 ``page_seconds``           the time to read one page (OCR)     ``RAGMCP_PAGE_TIMEOUT_S``
 ``ocr``                    whether pictures are read by OCR    ``RAGMCP_OCR`` (``auto``/``off``)
-``ocr_max_pages``          the pages of one document OCR reads ``RAGMCP_OCR_MAX_PAGES``
+``ocr_max_pages``          the pages of one document OCR tries ``RAGMCP_OCR_MAX_PAGES``
 =========================  ==================================  ================================
 
 Front matter may not use YAML aliases and keeps each value to :data:`MAX_METADATA_CHARS`;
@@ -49,10 +49,10 @@ class ReadingLimits:
     max_sheet_cells: int = 5_000_000
     max_chunks: int = 100_000
     memory_mb: int = 3_072
-    file_seconds: float = 1_800.0
+    file_seconds: float = 600.0
     page_seconds: float = 120.0
     ocr: bool = True
-    ocr_max_pages: int = 500
+    ocr_max_pages: int = 150
 
     def tag(self) -> str:
         """What of these limits decides whether a file is refused: a refusal under other limits is re-tried."""

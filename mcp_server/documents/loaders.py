@@ -42,7 +42,7 @@ import yaml
 import yaml.composer
 
 from mcp_server.documents import email_message, epub, office, opendocument, tables, textformats
-from mcp_server.documents.html_text import HtmlToText
+from mcp_server.documents.html_text import html_to_text
 from mcp_server.documents.limits import MAX_FRONT_MATTER_BYTES, MAX_NESTING, FileInput, ReadingLimits
 from mcp_server.documents.loaded import (
     LoadedDocument,
@@ -89,13 +89,11 @@ def _load_markdown(file: FileInput) -> LoadedDocument:
 
 
 def _load_html(file: FileInput) -> LoadedDocument:
-    parser = HtmlToText()
-    parser.feed(read_text(file))
-    parser.close()
-    fields: dict[str, object] = dict(parser.meta)
-    if parser.title:
-        fields["title"] = parser.title
-    return make_document(file.path, parser.text(), Structure(fields=fields))
+    page = html_to_text(read_text(file))
+    fields: dict[str, object] = dict(page.meta)
+    if page.title:
+        fields["title"] = page.title
+    return make_document(file.path, page.text, Structure(fields=fields))
 
 
 LOADERS: dict[str, Callable[[FileInput], LoadedDocument]] = {
@@ -129,9 +127,6 @@ PAGED_LOADERS: dict[str, Callable[[FileInput, PageReader | None], LoadedDocument
 """Loaders of documents read page by page (PDF, pictures by OCR), which report each page as they go."""
 
 DOCUMENT_SUFFIXES = frozenset({*LOADERS, *PAGED_LOADERS})
-RISKY_SUFFIXES = frozenset({*PAGED_LOADERS, ".docx", ".pptx", ".xlsx", ".odt", ".ods", ".odp", ".epub"})
-"""Suffixes whose parsers (compiled libraries, zip archives, OCR) run in a reading process with a memory
-ceiling and time limits (:mod:`mcp_server.documents.reader_process`); text formats are read in place."""
 
 
 class _FrontMatterLoader(yaml.SafeLoader):

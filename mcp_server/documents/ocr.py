@@ -9,7 +9,8 @@ it, 0% without, ``bench/documents/ocr.py``). Recognised boxes are put back into 
 paragraphs (a blank line where the gap above a line is taller than a line).
 
 - **Image files** (:data:`IMAGE_SUFFIXES`; every frame of a multi-page TIFF is a page),
-  turned upright by their EXIF orientation; pictures over :data:`MAX_PIXELS` are refused.
+  turned upright by their EXIF orientation; a picture with any frame over :data:`MAX_PIXELS`
+  is refused, each frame's size checked before its pixels are decoded.
 - **PDF pages** with almost no text layer (:mod:`mcp_server.documents.pdf`).
 
 A document read this way records it: ``ocr_pages`` lists the pages whose text came from
@@ -112,18 +113,18 @@ def load_image(file: FileInput, read_page: PageReader | None = None) -> LoadedDo
     try:
         picture = Image.open(io.BytesIO(file.data))
         frames = min(getattr(picture, "n_frames", 1), file.limits.ocr_max_pages)
-        if picture.width * picture.height > MAX_PIXELS:
-            raise IngestError(
-                f"{file.path} is a picture of {picture.width}x{picture.height} pixels, over the limit of "
-                f"{MAX_PIXELS // 1_000_000}M; scale it down to index it."
-            )
         parts: list[str] = []
         marks: list[PageMark] = []
         length = 0
         for frame in range(frames):
             if read_page is not None:
                 read_page(frame + 1, frames)
-            picture.seek(frame)
+            picture.seek(frame)  # reads the frame's header only: its size is checked before any pixel is decoded
+            if picture.width * picture.height > MAX_PIXELS:
+                raise IngestError(
+                    f"{file.path} holds a picture of {picture.width}x{picture.height} pixels (frame {frame + 1}), "
+                    f"over the limit of {MAX_PIXELS // 1_000_000}M; scale it down to index it."
+                )
             text = "\n".join(ocr_page_image(ImageOps.exif_transpose(picture), file)).strip()
             if text:
                 length += 2 if parts else 0

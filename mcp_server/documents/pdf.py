@@ -12,7 +12,8 @@
   and short enough to be a title are headings, the largest size level 1.
 - **Pages**: every page starts a page mark (chunks never span two pages). A page with
   almost no text layer (under :data:`MIN_TEXT_CHARS` letters) is rendered and read by OCR
-  (:mod:`mcp_server.documents.ocr`) when OCR is on; the document records which pages.
+  (:mod:`mcp_server.documents.ocr`) when OCR is on, up to ``RAGMCP_OCR_MAX_PAGES`` pages tried (a page OCR finds
+  nothing on counts too: a PDF of blank pages stops there); the document records which pages.
 - The title comes from the document information's ``Title``, else the first heading.
 
 Encrypted files are refused with what to do. PDFium's own messages never reach the output.
@@ -81,11 +82,13 @@ def load_pdf(file: FileInput, read_page: PageReader | None = None) -> LoadedDocu
     try:
         count = len(document)
         pages: list[_Page] = []
+        ocr_tried = 0  # pages rendered for OCR, whether OCR found text on them or not
         for index in range(count):
             if read_page is not None:
                 read_page(index + 1, count)
-            ocr_left = sum(1 for page in pages if page.ocr) < file.limits.ocr_max_pages
-            pages.append(_read_page(document, index, file, ocr_left))
+            page, tried = _read_page(document, index, file, ocr_tried < file.limits.ocr_max_pages)
+            pages.append(page)
+            ocr_tried += tried
         outline = _outline(document)
         title = (document.get_metadata_value("Title") or "").strip()
         title = "" if title.casefold() in _PLACEHOLDER_TITLES else title
@@ -95,18 +98,19 @@ def load_pdf(file: FileInput, read_page: PageReader | None = None) -> LoadedDocu
     return _assemble(file, pages, outline, title)
 
 
-def _read_page(document: Any, index: int, file: FileInput, ocr: bool) -> _Page:
-    """One page's text lines; by OCR when it has almost no text layer and ``ocr`` allows."""
+def _read_page(document: Any, index: int, file: FileInput, ocr: bool) -> tuple[_Page, bool]:
+    """One page's text lines, by OCR when it has almost no text layer and ``ocr`` allows; and whether
+    OCR was tried on it (every such page counts against ``RAGMCP_OCR_MAX_PAGES``, blank or not)."""
     page = document[index]
     try:
         lines = _text_lines(page)
         if sum(len(_LETTER_RE.findall(line.text)) for line in lines) >= MIN_TEXT_CHARS or not (ocr and file.limits.ocr):
-            return _Page(index + 1, lines)
+            return _Page(index + 1, lines), False
         image = page.render(scale=_RENDER_DPI / 72).to_pil()
         ocr_lines = ocr_page_image(image, file)
         if not ocr_lines:
-            return _Page(index + 1, lines)
-        return _Page(index + 1, [_Line(text, 0.0, 0.0) for text in ocr_lines], ocr=True)
+            return _Page(index + 1, lines), True
+        return _Page(index + 1, [_Line(text, 0.0, 0.0) for text in ocr_lines], ocr=True), True
     finally:
         page.close()
 

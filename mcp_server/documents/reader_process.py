@@ -1,22 +1,24 @@
-"""Reading documents so that no file can stop the rest: risky parsers in a child process, every failure a skip.
+"""Reading documents so that no file can stop the rest: every parser in a child process, every failure a skip.
 
-:class:`DocumentReader` reads the files of one ingestion. Text formats (Markdown, CSV,
-JSON, code...) are parsed in place - their parsers are ours or the standard library's, and
-bounded by the limits. Risky formats (:data:`~mcp_server.documents.loaders.RISKY_SUFFIXES`:
-PDF, pictures by OCR, Office zip archives) go to a spawned child process that
+:class:`DocumentReader` reads the files of one ingestion, all formats alike - Markdown and
+e-mail as much as PDF, pictures by OCR and Office archives: a crafted text file can cost a
+parser as much as a crafted PDF. Each file is read in a spawned child process that
 
 - runs with an address-space ceiling (``RLIMIT_AS``, ``RAGMCP_READER_MEMORY_MB``), so a
-  parser that tries to allocate gigabytes fails there, not in the ingesting process;
-- reports every page it reads, so progress moves inside a long PDF and a page that takes
-  longer than ``RAGMCP_PAGE_TIMEOUT_S`` (or a file longer than ``RAGMCP_READ_TIMEOUT_S``)
-  is stopped by killing the child;
+  parser that tries to allocate gigabytes fails there, not in the ingesting process (nor in
+  a watching server);
+- is given ``RAGMCP_READ_TIMEOUT_S`` per file, and reports every page it reads, so progress
+  moves inside a long PDF and a page that takes longer than ``RAGMCP_PAGE_TIMEOUT_S`` is
+  stopped by killing the child - the ingesting process holds no lock and no GIL meanwhile;
 - writes nothing anywhere: its standard output and error go to ``/dev/null``, so library
   warnings never reach the user and a stdio server's protocol stream stays clean.
 
 A child that dies, runs out of memory or time is replaced for the next file. Whatever a
 file does - ``RecursionError``, ``MemoryError``, a library's bug - the result is an
 :class:`~mcp_server.errors.IngestError` that names the file and the reason: ingestion
-records it as skipped and goes on.
+records it as skipped and goes on. A healthy child is kept (one per process) for the next
+ingestion, so a watching server does not start a process per change: a small file costs a
+quarter of a millisecond to send and read back, a new child about a quarter of a second.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import re
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -35,9 +39,9 @@ from typing import Any
 from mcp_server.documents.chunking import ChunkingOptions
 from mcp_server.documents.extract import Extracted, extract
 from mcp_server.documents.limits import FileInput
-from mcp_server.documents.loaders import RISKY_SUFFIXES
 from mcp_server.errors import IngestError
 
+_START_TIMEOUT_S = 120.0  # to spawn and import the readers, on a machine busy with other work
 _MESSAGE_CHARS = 300  # of a library's error message, in a skip line
 
 PageProgress = Callable[[FileInput, int, int], None]
@@ -63,21 +67,55 @@ class DocumentReader:
 
         :raises IngestError: the file is refused (by its loader or a limit) or its reading failed.
         """
-        if file.path.suffix.lower() not in RISKY_SUFFIXES:
-            return _extract_guarded(file, options, None)
-        if self._child is None or not self._child.alive(file.limits.memory_mb):
-            self.close()
-            self._child = _Child(file.limits.memory_mb)
+        memory_mb = file.limits.memory_mb
+        if self._child is None or not self._child.alive(memory_mb):
+            self._stop()
+            self._child = _spare.take(memory_mb) or _Child(memory_mb)
         try:
             return self._child.read(file, options, self._on_page)
         except _ChildLost as lost:
-            self.close()
+            self._stop()
             raise IngestError(f"{file.path} {lost}") from None
 
     def close(self) -> None:
+        """Done reading: a healthy reading process is kept for the next reader of this process."""
+        if self._child is not None:
+            _spare.keep(self._child)
+            self._child = None
+
+    def _stop(self) -> None:
         if self._child is not None:
             self._child.stop()
             self._child = None
+
+
+class _Spare:
+    """The one idle reading process a process keeps between ingestions."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._child: _Child | None = None
+
+    def take(self, memory_mb: int) -> _Child | None:
+        with self._lock:
+            child, self._child = self._child, None
+        if child is not None and child.alive(memory_mb):
+            return child
+        if child is not None:
+            child.stop()
+        return None
+
+    def keep(self, child: _Child) -> None:
+        if not child.alive(child.memory_mb):
+            child.stop()
+            return
+        with self._lock:
+            replaced, self._child = self._child, child
+        if replaced is not None:  # one spare is enough; a concurrent reader's goes
+            replaced.stop()
+
+
+_spare = _Spare()
 
 
 def _extract_guarded(file: FileInput, options: ChunkingOptions, read_page: Callable[[int, int], None] | None) -> Extracted:
@@ -91,7 +129,8 @@ def _extract_guarded(file: FileInput, options: ChunkingOptions, read_page: Calla
     except MemoryError as error:
         raise _needs_memory(file) from error
     except Exception as error:  # noqa: BLE001 - a parser's bug on one file must not stop the ingestion
-        message = " ".join(str(error).split())
+        # A Python object's heap address ("<Element body at 0x7f3a…>") says nothing to a reader: dropped.
+        message = re.sub(r" at 0x[1-9a-fA-F][0-9a-fA-F]{7,}", "", " ".join(str(error).split()))
         if "bad_alloc" in message or "Failed to allocate" in message:  # onnxruntime's (OCR) out of memory
             raise _needs_memory(file) from error
         shown = message if len(message) <= _MESSAGE_CHARS else message[: _MESSAGE_CHARS - 1] + "…"
@@ -121,11 +160,13 @@ class _Child:
         )
         self._process.start()
         child_end.close()
+        self._started = False
 
     def alive(self, memory_mb: int) -> bool:
         return self._process.is_alive() and memory_mb == self.memory_mb
 
     def read(self, file: FileInput, options: ChunkingOptions, on_page: PageProgress | None) -> Extracted:
+        self._wait_until_started()
         try:
             self._pipe.send((file, options))
         except (OSError, EOFError) as error:
@@ -166,6 +207,18 @@ class _Child:
             else:
                 raise IngestError(message[1])
 
+    def _wait_until_started(self) -> None:
+        """Wait for a new process to have imported its readers, so a file's time limits count reading only."""
+        if self._started:
+            return
+        try:
+            if self._pipe.poll(_START_TIMEOUT_S) and self._pipe.recv() == ("started",):
+                self._started = True
+                return
+        except (EOFError, OSError):
+            pass
+        raise _ChildLost(f"could not be read: the reading process did not start within {_START_TIMEOUT_S:g} s.")
+
     def stop(self) -> None:
         try:
             self._pipe.close()
@@ -180,6 +233,7 @@ def _serve(pipe: Connection, memory_mb: int) -> None:
     """The reading process: read each file sent, reporting pages, until the pipe closes."""
     _quiet()
     _cap_memory(memory_mb)
+    pipe.send(("started",))
     while True:
         try:
             file, options = pipe.recv()

@@ -32,7 +32,7 @@ from mcp_server.documents.limits import FileInput
 from mcp_server.documents.locations import LineMark
 
 _RST_ADORNMENT_RE = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*")
-_ADOC_HEADING_RE = re.compile(r"(={1,6})[ \t]+(\S.*?)[ \t]*")
+_ADOC_HEADING_START_RE = re.compile(r"(={1,6})[ \t]+")
 _JSON_KEY_RE = re.compile(r'"((?:[^"\\]|\\.)*)"\s*:')
 _CODE_DEFINITIONS: dict[str, re.Pattern[str]] = {}
 for _suffixes, _pattern in (
@@ -117,9 +117,10 @@ def _rst_headings(text: str) -> list[Heading]:
 def _asciidoc_headings(text: str) -> list[Heading]:
     headings = []
     for start, line in list(lines_with_offsets(text)):
-        match = _ADOC_HEADING_RE.fullmatch(line)
-        if match:
-            headings.append(Heading(start, len(match.group(1)), match.group(2)))
+        opening = _ADOC_HEADING_START_RE.match(line)
+        title = line[opening.end() :].rstrip(" \t") if opening else ""
+        if opening and title and not title[0].isspace():
+            headings.append(Heading(start, len(opening.group(1)), title))
     return headings
 
 
