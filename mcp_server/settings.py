@@ -235,6 +235,16 @@ class Settings(BaseSettings):
     )
     audit_max_bytes: int = Field(default=10_485_760, ge=10_000, description="Size at which the audit log rotates.")
     audit_backups: int = Field(default=5, ge=1, description="Rotated audit logs kept (audit.jsonl.1, .2, ...).")
+    audit_min_keep_hours: float = Field(
+        default=24.0, ge=0, le=8_760,
+        description="Rotation never deletes an audit backup written to less than this many hours ago: the log grows "
+        "past audit_max_bytes instead, so a flood of calls cannot push recent records out. 0: rotate by size alone.",
+    )  # fmt: skip
+    audit_client_bytes_per_minute: int = Field(
+        default=262_144, ge=16_384,
+        description="Bytes of full audit records one client may write a minute (per worker process); past it its "
+        "calls are still recorded, each on a thinned line (time, tool, outcome, the start of its arguments).",
+    )  # fmt: skip
 
     # Ingestion limits: what one file may cost, on disk and in what it becomes when read
     # (mcp_server/documents/limits.py). 50 MB admits slide decks and PDFs full of pictures.

@@ -126,8 +126,12 @@ def build_http_app(settings: Settings) -> Starlette:
     """
     security = transport_security(settings)
     registry = TokenRegistry(settings.tokens_file) if settings.tokens_file is not None else None
-    audit = JsonlLog(settings.audit_path, max_bytes=settings.audit_max_bytes, backups=settings.audit_backups)
-    shared = SharedParts(settings, security, CallRunner(settings), CallAudit(audit), tokens_required=registry is not None)
+    audit = JsonlLog(
+        settings.audit_path, max_bytes=settings.audit_max_bytes, backups=settings.audit_backups,
+        min_keep_s=settings.audit_min_keep_hours * 3600,
+    )  # fmt: skip
+    call_audit = CallAudit(audit, client_bytes_per_minute=settings.audit_client_bytes_per_minute)
+    shared = SharedParts(settings, security, CallRunner(settings), call_audit, tokens_required=registry is not None)
     live: LiveIndex[GenerationApp] = LiveIndex(
         partial(open_generation, shared), IndexLayout(settings.index_dir).current_name, settings.reload_interval_s
     )
