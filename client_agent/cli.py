@@ -12,6 +12,10 @@ Back-ends (``--backend``): ``anthropic`` (Claude, or an Anthropic-compatible ser
 set, else ``openai`` when OPENAI_API_KEY or OPENAI_BASE_URL is set or ``--base-url`` is given
 (every local model server speaks chat completions), else ``offline``. Each model back-end's
 SDK is imported only when it is chosen.
+
+Answers, sources and progress hold text from the documents (quotes, titles), so they are printed
+through :mod:`mcp_server.display_text`: a control, escape or text-direction character in them is
+shown as its escape, never acted on by the terminal.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from client_agent.evaluation import (
 )
 from client_agent.loop import Agent, Budgets, RunResult
 from client_agent.trace import default_trace_path
+from mcp_server.display_text import for_display, json_for_display
 from mcp_server.models import LOCATION_FIELDS, describe_location
 
 BACKENDS = ("auto", "anthropic", "openai", "offline")
@@ -77,7 +82,7 @@ class Options:
 
     def progress(self, message: str) -> None:
         if not self.quiet:
-            _say(f"  {message}")
+            _say(f"  {for_display(message)}")
 
     def make_backend(self) -> Backend:
         """The chosen back-end (``auto`` resolved as the module docstring says, and announced once)."""
@@ -232,7 +237,10 @@ def evaluate_command(question_set: Path, output: Path, input_price: float | None
         outcomes = await evaluate(questions, ask, options.progress)
         priced = input_price is not None or output_price is not None
         report = write_report(outcomes, output, Prices(input_price or 0.0, output_price or 0.0) if priced else None)
-        click.echo(json.dumps(report, ensure_ascii=False, indent=2) if options.as_json else render_markdown(report))
+        if options.as_json:
+            click.echo(json_for_display(json.dumps(report, ensure_ascii=False, indent=2)))
+        else:
+            click.echo(for_display(render_markdown(report), lines=True))
         _say(f"report: {output}; traces: {traces}/")
 
     _run_with_server(options, session)
@@ -282,9 +290,9 @@ def _explain(exc: BaseException) -> str:
 
 def _print(result: RunResult, options: Options) -> None:
     if options.as_json:
-        click.echo(json.dumps(result.to_json(), ensure_ascii=False, indent=2))
+        click.echo(json_for_display(json.dumps(result.to_json(), ensure_ascii=False, indent=2)))
         return
-    click.echo(result.answer)
+    click.echo(for_display(result.answer, lines=True))
     if result.citations:
         click.echo("\nSources:")
         for citation in result.citations:
@@ -292,7 +300,7 @@ def _print(result: RunResult, options: Options) -> None:
             place = describe_location(*(citation.get(key) for key in LOCATION_FIELDS))
             where = f"{where}, {place}" if place else where
             title = citation.get("title") or "SQL query"
-            click.echo(f"  [{citation['id']}] {title} — {where}")
+            click.echo(for_display(f"  [{citation['id']}] {title} — {where}"))
     if not options.quiet:
         t = result.totals
         _say(f"({result.state}; {t.steps} steps, {t.tool_calls} tool calls, {t.seconds:.1f}s; trace: {result.trace})")

@@ -1,7 +1,9 @@
 """``ragmcp``: build the index and query it from the terminal.
 
 Results go to stdout; progress, warnings and errors to stderr. Every command exits
-non-zero with a message saying what to do when its input is refused.
+non-zero with a message saying what to do when its input is refused. What comes from inside
+documents or the database is printed through :mod:`mcp_server.display_text`, so no title,
+cell or skip reason can move the cursor, retitle the terminal or start a line of its own.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pydantic import BaseModel
 from rich.console import Console
 
 from mcp_server.cli_support import handle_errors, load_settings, with_overrides
+from mcp_server.display_text import for_display, json_for_display
 from mcp_server.errors import IndexMissingError
 from mcp_server.indexing.cli import corpus, say_waiting
 from mcp_server.indexing.configured import configured_names
@@ -52,7 +55,7 @@ def main(ctx: click.Context, data_dir: Path | None) -> None:
 
 def print_ingest_report(report: IngestReport) -> None:
     for line in report.lines():
-        stderr.print(line, highlight=False, markup=False)
+        stderr.print(for_display(line), highlight=False, markup=False)
 
 
 def print_database_report(settings: Settings) -> None:
@@ -134,26 +137,32 @@ def _filters(category: str | None, tags: tuple[str, ...], since: date | None, un
     return SearchFilters(category=category, tags=list(tags), date_from=since, date_to=until, source_prefix=prefix)
 
 
+def _echo_line(line: str) -> None:
+    """Print one line to stdout, any control, escape or text-direction character in it escaped."""
+    click.echo(for_display(line))
+
+
 def _print_hits(hits: list[Hit], reranked_by: str | None) -> None:
     if not hits:
         click.echo("no hits")
     label = f"rerank score ({reranked_by})" if reranked_by else None
     for hit in hits:
         c = hit.citation
-        click.echo(f"[{c.id}]  {label or f'{hit.retriever} score'} {hit.score:.4f}")
+        _echo_line(f"[{c.id}]  {label or f'{hit.retriever} score'} {hit.score:.4f}")
         location = c.section if c.section.startswith(c.title) else " > ".join(filter(None, [c.title, c.section]))
         where = ", ".join(filter(None, [f"chars {c.char_start}-{c.char_end}", c.location()]))
-        click.echo(f"  {location} — {c.source} ({where})")
-        body = " ".join(hit.text.split())
+        _echo_line(f"  {location} — {c.source} ({where})")
+        body = for_display(" ".join(hit.text.split()))
         click.echo(textwrap.indent(textwrap.fill(textwrap.shorten(body, 600, placeholder=" …"), 100), "  "))
         click.echo()
 
 
 def _print_json(value: BaseModel | list[Any]) -> None:
     if isinstance(value, list):
-        click.echo(json.dumps([v.model_dump(mode="json") for v in value], ensure_ascii=False, indent=2))
+        text = json.dumps([v.model_dump(mode="json") for v in value], ensure_ascii=False, indent=2)
     else:
-        click.echo(value.model_dump_json(indent=2))
+        text = value.model_dump_json(indent=2)
+    click.echo(json_for_display(text))
 
 
 def _as_date(ctx: click.Context, param: click.Parameter, value: str | None) -> date | None:
@@ -215,7 +224,7 @@ def doc(
     if as_json:
         _print_json(view)
         return
-    click.echo(f"{view.corpus}:{view.doc_id} — {view.title} ({view.source})")
+    _echo_line(f"{view.corpus}:{view.doc_id} — {view.title} ({view.source})")
     if view.metadata.get("ocr_pages"):
         click.echo(f"  read by OCR: pages {view.metadata['ocr_pages']}")
     if view.quote is not None:
@@ -225,9 +234,9 @@ def doc(
     for span in view.chunks:
         where = describe_location(span.page, span.page_end, view.page_kind, span.line_start, span.line_end)
         chars = ", ".join(filter(None, [f"chars {span.char_start}-{span.char_end}", where]))
-        click.echo(f"  [{span.citation_id}] {chars} {span.section}")
+        _echo_line(f"  [{span.citation_id}] {chars} {span.section}")
     click.echo()
-    click.echo(view.text)
+    click.echo(for_display(view.text, lines=True))
 
 
 @main.command()
@@ -247,18 +256,16 @@ def sql(settings: Settings, query: str, params: tuple[str, ...], max_rows: int |
             "(schema.json and one CSV per table). Unset, the demo database goes with the bundled demo corpora only."
         )
     if schema:
-        click.echo(database.schema_text() + "\n")
+        click.echo(for_display(database.schema_text(), lines=True) + "\n")
     result = database.query(query, list(params) or None, max_rows=max_rows)
     if as_json:
         _print_json(result)
         return
-    widths = [
-        max(len(str(v)) for v in [column, *(row[i] for row in result.rows)])
-        for i, column in enumerate(result.columns)
-    ]
-    click.echo("  ".join(c.ljust(w) for c, w in zip(result.columns, widths)))
-    for row in result.rows:
-        click.echo("  ".join(("NULL" if v is None else str(v)).ljust(w) for v, w in zip(row, widths)))
+    table = [[for_display(c) for c in result.columns]]
+    table += [["NULL" if v is None else for_display(str(v)) for v in row] for row in result.rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(result.columns))]
+    for row in table:
+        click.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths)))
     more = " (truncated: more rows exist; add LIMIT/WHERE or raise --max-rows)" if result.truncated else ""
     click.echo(f"\n{result.row_count} rows{more}  [{result.citation_id}]")
 
@@ -291,7 +298,7 @@ def status(settings: Settings, as_json: bool) -> None:
     finally:
         retriever.close()
     if as_json:
-        click.echo(json.dumps(info, indent=2, ensure_ascii=False))
+        click.echo(json_for_display(json.dumps(info, indent=2, ensure_ascii=False)))
         return
     click.echo(f"index: {info['index']}\ncreated: {manifest.created}")
     click.echo(f"embedding model: {manifest.embedding_model} ({manifest.dimension}-d)")
@@ -300,9 +307,9 @@ def status(settings: Settings, as_json: bool) -> None:
         recorded = " ".join(setting_assignment(name, value) for name, value in manifest.settings.items())
         click.echo(f"indexed with: {recorded} (change with: ragmcp ingest --rebuild)")
     for c in corpora:
-        click.echo(f"  {c.name}: {c.documents} documents, {c.chunks} chunks — {textwrap.shorten(c.description, 90)}")
+        _echo_line(f"  {c.name}: {c.documents} documents, {c.chunks} chunks — {textwrap.shorten(c.description, 90)}")
     if retriever.unserved:
-        click.echo(f"  not configured, not served: {', '.join(retriever.unserved)} (ragmcp corpus remove NAME)")
+        _echo_line(f"  not configured, not served: {', '.join(retriever.unserved)} (ragmcp corpus remove NAME)")
     _echo_last_ingest(last_ingest)
     if database["path"] is None:
         click.echo("database: none configured (RAGMCP_DATABASE)")
@@ -312,7 +319,7 @@ def status(settings: Settings, as_json: bool) -> None:
         return
     click.echo(f"database: {database['path']}")
     for table in database["tables"]:
-        click.echo(f"  {table['name']}: {table['rows']} rows")
+        _echo_line(f"  {table['name']}: {table['rows']} rows")
 
 
 def _echo_last_ingest(run: dict[str, Any] | None) -> None:
@@ -323,7 +330,7 @@ def _echo_last_ingest(run: dict[str, Any] | None) -> None:
     skipped = sum(len(corpus.get("skipped", [])) for corpus in run.get("corpora", []))
     click.echo(f"last ingest: {run.get('finished')}, {skipped} files skipped" + (":" if lines else ""))
     for line in lines:
-        click.echo(f"  {line}")
+        _echo_line(f"  {line}")
 
 
 @main.command()

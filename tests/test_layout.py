@@ -2,14 +2,14 @@
 
 The layers of ``mcp_server`` from the top: the command line, the team server, the MCP surface,
 retrieval and SQL, indexing, the stores, documents and embedding, the citation check
-(grounding), and the ground floor (settings, grants, models, errors, logs, progress).
-``client_agent`` sits above the server's core: it may use the citation check, the models and
-the embedder, never the server's surface, and the server never imports the agent. Inside the
-agent, the offline back-end is a package of its own (``client_agent.offline``): the loop and
-everything else reach it only through ``client_agent.offline.backend``, and it never imports the
-loop's control (the loop, reflection parsing, traces, the command line, evaluation) or a model
-back-end. A new import that points upward, or a cycle in either package, fails here with the
-path that closes it.
+(grounding), and the ground floor (settings, grants, models, errors, logs, progress, display
+text). ``client_agent`` sits above the server's core: it may use the citation check, the models,
+the embedder and the display text, never the server's surface, and the server never imports the
+agent. Inside the agent, the offline back-end is a package of its own
+(``client_agent.offline``): the loop and everything else reach it only through
+``client_agent.offline.backend``, and it never imports the loop's control (the loop, reflection
+parsing, traces, the command line, evaluation) or a model back-end. A new import that points
+upward, or a cycle in either package, fails here with the path that closes it.
 """
 
 from __future__ import annotations
@@ -110,7 +110,9 @@ def test_the_top_level_holds_a_dozen_shared_modules_at_most() -> None:
     assert len(top) <= 12, top
 
 
-AGENT_MAY_IMPORT = {"mcp_server.grounding", "mcp_server.models", "mcp_server.embedding", "mcp_server.settings"}
+AGENT_MAY_IMPORT = {
+    "mcp_server.grounding", "mcp_server.models", "mcp_server.embedding", "mcp_server.settings", "mcp_server.display_text",
+}
 """The parts of the server the agent builds on; it reaches the rest only over MCP."""
 
 

@@ -8,12 +8,17 @@ they do not fit, answers with a tool error such as::
     - top_k: expected an integer, got 'many'
     - filters: unknown key 'tagz'; the keys are category, tags, date_from, date_to, source_prefix
 
-Unknown argument names are refused the same way, naming the ones the tool takes. Valid
-arguments go on to the SDK, which validates them again and calls the tool.
+Unknown argument names are refused the same way, naming the ones the tool takes. The check
+is strict, as the published JSON schemas are: a number or a boolean must be one, not a string
+that reads as one (``"top_k": "5"`` is refused, ``- top_k: expected an integer, got '5'``,
+where pydantic alone would coerce it), and ``true`` is not an integer. As in JSON Schema,
+``5.0`` is an integer; dates are ISO strings, as JSON has no dates. Valid arguments go on to
+the SDK, which validates them again and calls the tool.
 """
 
 from __future__ import annotations
 
+import re
 import types
 from collections.abc import Callable
 from datetime import date
@@ -23,7 +28,9 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_json
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 VALUE_CHARS = 60
 """Longest rendering of a rejected value quoted back."""
 _SCALARS: dict[Any, str] = {
@@ -64,10 +71,11 @@ def argument_problems(metadata: FuncMetadata, arguments: dict[str, Any]) -> list
     problems = [
         f"unknown argument {name!r}; this tool takes {', '.join(fields)}" for name in arguments if name not in fields
     ]
-    try:
-        metadata.validate_arguments({name: value for name, value in arguments.items() if name in fields})
+    parsed = metadata.pre_parse_json(arguments)  # JSON in a string, as some hosts send a list or an object
+    known = {name: _as_json(value) for name, value in parsed.items() if name in fields}
+    try:  # validated as the JSON it came as, strictly: no string is taken for a number or a boolean
+        metadata.arg_model.model_validate_json(to_json(known), strict=True)
     except ValidationError as exc:
-        parsed = metadata.pre_parse_json(arguments)
         seen: set[str] = set()
         for error in exc.errors(include_url=False):
             line = _describe(error, fields[str(error["loc"][0])].annotation, parsed)
@@ -75,6 +83,21 @@ def argument_problems(metadata: FuncMetadata, arguments: dict[str, Any]) -> list
                 seen.add(line.split(":")[0])
                 problems.append(line)
     return problems
+
+
+def _as_json(value: Any) -> Any:
+    """``value`` as its strict check should see it: a float that is a whole number (``5.0``) as an int, since JSON
+    Schema counts it an integer, and a lone surrogate, which no UTF-8 JSON text holds, as U+FFFD (a string's
+    length stays the same; what the tool receives is the value as sent)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_as_json(key): _as_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_as_json(item) for item in value]
+    return value
 
 
 def _describe(error: Any, annotation: Any, arguments: dict[str, Any]) -> str:

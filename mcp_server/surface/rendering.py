@@ -2,12 +2,19 @@
 
 The structured result carries the same facts as JSON; this rendering is what a host puts
 in front of the model, so it leads with what to cite and leaves out scores and offsets.
+
+What comes from inside a document or the database (titles, sections, urls, sheet names, cells,
+text) is shown through :func:`~mcp_server.display_text.for_display`: a control, escape or
+text-direction character is written as its escape, and a one-line field keeps to its line, so a
+title cannot forge a citation id on a line of its own. The structured result keeps the values as
+they are.
 """
 
 from __future__ import annotations
 
 from datetime import date
 
+from mcp_server.display_text import for_display
 from mcp_server.models import Citation, QuoteLocation, SqlResult, describe_location
 from mcp_server.surface.answer_check import AnswerCheck
 from mcp_server.surface.tools import DocumentResult, SearchResult
@@ -29,7 +36,8 @@ def render_search(result: SearchResult) -> str:
     reranked = f", reranked by {result.reranked_by}" if result.reranked_by else ""
     blocks = [f"{count} for {result.query!r} in {scope} ({result.retriever} search{reranked}), best first."]
     for hit in result.hits:
-        blocks.append(f"[{hit.citation.id}]\n{_provenance(hit.citation)}\n{hit.text.strip()}")
+        heading = [for_display(f"[{hit.citation.id}]"), for_display(_provenance(hit.citation))]
+        blocks.append("\n".join([*heading, for_display(hit.text.strip(), lines=True)]))
     if result.below_min_score:
         blocks.append(f"({result.below_min_score} more hits scored below min_score and were left out.)")
     if result.omitted:
@@ -51,16 +59,17 @@ def render_document(document: DocumentResult) -> str:
         "tags " + ", ".join(document.tags) if document.tags else "",
         f"read by OCR: pages {document.metadata['ocr_pages']}" if document.metadata.get("ocr_pages") else "",
     )
-    parts = [f"{document.corpus}:{document.doc_id} — {document.title} — {document.source}{details}"]
+    parts = [for_display(f"{document.corpus}:{document.doc_id} — {document.title} — {document.source}{details}")]
     if document.quote is not None:
         parts.append(render_quote(document.quote))
     text = document.text
     starts = [span.char_start - document.text_offset for span in document.chunks]
     if not starts or starts[0] > 0:
-        parts.append(text[: starts[0] if starts else len(text)].strip())
+        parts.append(for_display(text[: starts[0] if starts else len(text)].strip(), lines=True))
     for span, start, end in zip(document.chunks, starts, [*starts[1:], len(text)]):
         where = describe_location(span.page, span.page_end, document.page_kind, span.line_start, span.line_end)
-        parts.append(f"[{span.citation_id}]{f' ({where})' if where else ''}\n{text[start:end].strip()}")
+        heading = for_display(f"[{span.citation_id}]{f' ({where})' if where else ''}")
+        parts.append(f"{heading}\n{for_display(text[start:end].strip(), lines=True)}")
     if document.truncated:
         note = "Cut to stay within the size limit"
         if document.next_chunk is not None:
@@ -71,22 +80,24 @@ def render_document(document: DocumentResult) -> str:
 
 
 def render_quote(quote: QuoteLocation) -> str:
-    """Where a located quote is, what to cite, and (for a close match) the document's own words."""
+    """Where a located quote is, what to cite, and (for a close match) the document's own words, on one line."""
     where = quote.location()
     line = f"Quote found in [{quote.citation.id}]{f' ({where})' if where else ''}"
     line += f", characters {quote.char_start}–{quote.char_end}"
     if quote.end_citation is not None:
         line += f", running on into [{quote.end_citation.id}]"
     if quote.exact:
-        return line + ": an exact match (once case, spacing, hyphenation and Unicode forms are normalised)."
-    return line + f": a close match (ratio {quote.ratio:.2f}). The document says: {' '.join(quote.text.split())!r}"
+        line += ": an exact match (once case, spacing, hyphenation and Unicode forms are normalised)."
+    else:
+        line += f": a close match (ratio {quote.ratio:.2f}). The document says: {' '.join(quote.text.split())!r}"
+    return for_display(line)
 
 
 def render_sql(result: SqlResult) -> str:
     def cell(value: object) -> str:
-        return "NULL" if value is None else str(value).replace("\n", " ")
+        return "NULL" if value is None else for_display(str(value))
 
-    lines = [" | ".join(result.columns)] + [" | ".join(cell(v) for v in row) for row in result.rows]
+    lines = [" | ".join(map(cell, result.columns))] + [" | ".join(cell(v) for v in row) for row in result.rows]
     rows = "1 row" if result.row_count == 1 else f"{result.row_count} rows"
     more = " (truncated: more rows exist; add LIMIT/OFFSET, a narrower WHERE, or aggregate)" if result.truncated else ""
     lines.append(f"{rows}{more}. Cite as [{result.citation_id}]")
@@ -110,16 +121,17 @@ def _details(updated: date | None, url: str | None, *more: str) -> str:
 
 
 def render_check(check: AnswerCheck) -> str:
-    """The verdict first, then one line per sentence: its status, why it fails or where its evidence is."""
+    """The verdict first, then one line per sentence, with a line saying why it fails or where its evidence is."""
     lines = [check.verdict]
     for number, sentence in enumerate(check.sentences, start=1):
-        line = f"{number}. {sentence.status}: {' '.join(sentence.text.split())}"
+        lines.append(for_display(f"{number}. {sentence.status}: {' '.join(sentence.text.split())}"))
         if sentence.reason:
-            line += f"\n   why: {sentence.reason}"
+            lines.append(f"   why: {for_display(sentence.reason)}")
         for span in sentence.evidence:
             lines_of = "" if span.line_start is None else (
                 f", line {span.line_start}" if span.line_start == span.line_end else f", lines {span.line_start}–{span.line_end}")
             page = f", {span.citation.location()}" if span.citation.page is not None else ""
-            line += f"\n   evidence: [{span.citation.id}] {span.citation.source}{page}{lines_of}: {' '.join(span.quote.split())!r}"
-        lines.append(line)
+            lines.append(for_display(
+                f"   evidence: [{span.citation.id}] {span.citation.source}{page}{lines_of}: {' '.join(span.quote.split())!r}"
+            ))
     return "\n".join(lines)

@@ -6,9 +6,13 @@ over the concurrency ceiling the request waits for one of the client's own reque
 finish, so a client that floods the server queues behind itself, not in front of others -
 for ``queue_timeout_s`` at most, then it is answered 503 saying so.
 
-A response that turns into a stream (``text/event-stream``: a ``GET /mcp`` listening for
-notifications, ``subscriptions/listen``) gives its slot back as it starts - a stream is not
-a call - and ends after ``stream_lifetime_s``; the client reconnects if it still listens.
+A notification stream - a ``GET /mcp`` or a ``subscriptions/listen`` answered with
+``text/event-stream`` - gives its slot back as it starts (a stream is not a call) and ends
+after ``stream_lifetime_s``; the client reconnects if it still listens. Any other request
+keeps its slot until its response has ended, even when that response is an event stream too:
+in a stateful session (``--stateful``) every call is answered so, and a long call of a
+client speaking the single-exchange protocol is. Which JSON-RPC method a ``POST`` carries is
+read from the body the app reads, as it passes.
 
 The state lives in each server process. With N worker processes or hosts, a client can
 reach N times its rate and N times its concurrency; divide the limits by N, or enforce
@@ -30,6 +34,7 @@ from mcp_server.team.tokens import ClientLimits
 
 Clock = Callable[[], float]
 logger = logging.getLogger(__name__)
+LISTEN_METHOD = "subscriptions/listen"
 
 
 class TokenBucket:
@@ -125,12 +130,19 @@ class LimitGate:
                 held[0] = False
                 slots.release_on_behalf_of(holder)
 
-        streaming = [False, False]  # a stream began; the response ended
+        body: list[bytes] = []  # the request body, as the app reads it
+        streaming = [False, False]  # a notification stream began; the response ended
         try:
             with anyio.CancelScope() as lifetime:
 
+                async def reading() -> Message:
+                    message = await receive()
+                    if message["type"] == "http.request":
+                        body.append(message.get("body", b""))
+                    return message
+
                 async def watched(message: Message) -> None:
-                    if message["type"] == "http.response.start" and _is_stream(message):
+                    if message["type"] == "http.response.start" and _is_notification_stream(scope, body, message):
                         give_back()
                         streaming[0] = True
                         lifetime.deadline = anyio.current_time() + self.stream_lifetime_s
@@ -138,15 +150,25 @@ class LimitGate:
                         streaming[1] = True
                     await send(message)
 
-                await self.app(scope, receive, watched)
+                await self.app(scope, reading, watched)
             if lifetime.cancelled_caught and streaming[0] and not streaming[1]:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})  # a clean end
         finally:
             give_back()
 
 
-def _is_stream(start: Message) -> bool:
-    return any(name == b"content-type" and value.startswith(b"text/event-stream") for name, value in start["headers"])
+def _is_notification_stream(scope: Scope, body: list[bytes], start: Message) -> bool:
+    """Whether the response ``start`` begins a stream of notifications: an event stream answering a ``GET`` or a
+    ``subscriptions/listen`` (whose ``body`` the app has read by now), not a call's answer sent as events."""
+    if not any(name == b"content-type" and value.startswith(b"text/event-stream") for name, value in start["headers"]):
+        return False
+    if scope["method"] == "GET":
+        return True
+    try:
+        message = json.loads(b"".join(body))
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(message, dict) and message.get("method") == LISTEN_METHOD
 
 
 async def _busy(send: Send, client: str, limits: ClientLimits, waited_s: float) -> None:

@@ -169,6 +169,15 @@ BAD_CALLS = [
     pytest.param("vector_search", {"query": "x", "top_k": 10_000}, "between 1 and 50, got 10000", id="top-k-10000"),
     pytest.param("hybrid_search", {"query": "x", "top_k": "many"}, "top_k: expected an integer, got 'many'",
                  id="top-k-text"),
+    pytest.param("hybrid_search", {"query": "x", "top_k": "5"}, "top_k: expected an integer, got '5'",
+                 id="top-k-numeric-text"),
+    pytest.param("keyword_search", {"query": "x", "top_k": True}, "top_k: expected an integer, got True", id="top-k-true"),
+    pytest.param("vector_search", {"query": "x", "min_score": "0.5"}, "min_score: expected a number (or null), got '0.5'",
+                 id="min-score-numeric-text"),
+    pytest.param("get_document", {"doc_id": "policies/travel", "chunk": "0", "window": "1"},
+                 "chunk: expected an integer (or null), got '0'", id="chunk-numeric-text"),
+    pytest.param("sql_query", {"sql": "SELECT 1", "max_rows": "5"}, "max_rows: expected an integer (or null), got '5'",
+                 id="max-rows-numeric-text"),
     pytest.param("hybrid_search", {"query": "x", "filters": {"tagz": ["a"]}},
                  "filters: unknown key 'tagz'; the keys are category, tags, date_from, date_to, source_prefix",
                  id="unknown-filter"),
@@ -228,6 +237,12 @@ async def test_wrong_arguments_get_one_plain_line_each_not_a_validation_dump(cli
         "- filters.date_from: expected a date (YYYY-MM-DD) (or null), got 'soon'",
         "- filters: unknown key 'tagz'; the keys are category, tags, date_from, date_to, source_prefix",
     ]
+
+
+async def test_a_whole_number_written_with_a_fraction_is_an_integer_as_in_json_schema(client: Client) -> None:
+    result = await client.call_tool("keyword_search", {"query": "Widget", "top_k": 2.0, "min_score": 0})
+    assert not result.is_error, text_of(result)
+    assert result.structured_content is not None and len(result.structured_content["hits"]) <= 2
 
 
 async def test_error_messages_do_not_echo_huge_input(client: Client) -> None:

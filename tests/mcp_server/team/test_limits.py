@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import anyio
@@ -36,25 +37,35 @@ def test_clients_have_separate_buckets_and_new_limits_start_afresh() -> None:
 
 
 class Tracker:
-    """A tiny ASGI app that holds each request open until released, counting those in flight per client."""
+    """A tiny ASGI app that reads each request's body and holds the request open until released, counting those
+    in flight per client. With ``event_stream``, it begins every response as an event stream at once, as an
+    MCP session does (the answer, or notifications, follow)."""
 
-    def __init__(self) -> None:
+    def __init__(self, event_stream: bool = False) -> None:
+        self.event_stream = event_stream
         self.in_flight: dict[str, int] = {}
         self.peak: dict[str, int] = {}
         self.release = anyio.Event()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         client = dict(scope["headers"])[b"x-client"].decode()
+        await receive()
         self.in_flight[client] = self.in_flight.get(client, 0) + 1
         self.peak[client] = max(self.peak.get(client, 0), self.in_flight[client])
+        if self.event_stream:
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", EVENT_STREAM)]})
         await self.release.wait()
         self.in_flight[client] -= 1
-        await send({"type": "http.response.start", "status": 200, "headers": []})
+        if not self.event_stream:
+            await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b"ok"})
 
 
+EVENT_STREAM = b"text/event-stream"
 LIMITS = {"slow": ClientLimits(max_concurrent=2, burst=100), "other": ClientLimits(max_concurrent=2, burst=100),
-          "tight": ClientLimits(rate_per_minute=30, burst=2)}  # fmt: skip
+          "tight": ClientLimits(rate_per_minute=30, burst=2), "single": ClientLimits(max_concurrent=1, burst=100)}  # fmt: skip
+CALL = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hybrid_search", "arguments": {"query": "x"}}}
+LISTEN = {"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {"notifications": {}}}
 
 
 def identify(scope: Scope) -> tuple[str, ClientLimits] | None:
@@ -98,3 +109,43 @@ async def test_over_the_rate_the_gate_answers_429_with_retry_after() -> None:
     assert refused.headers["retry-after"] == "2"  # 30 a minute: the next token in 2 s
     assert "over its limit of 30 requests per minute (burst 2)" in refused.json()["error_description"]
     assert other.status_code == 200
+
+
+@pytest.mark.anyio
+async def test_calls_answered_as_event_streams_keep_their_slots_until_answered() -> None:
+    """As in a stateful session, where every call's answer is an event stream begun at once: the ceiling holds."""
+    tracker = Tracker(event_stream=True)
+    limiter = ClientLimiter()
+    waiting = limiter.slots("slow", LIMITS["slow"])
+    gate = LimitGate(tracker, identify, limiter)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=gate), base_url="http://test") as http:
+
+        async def call() -> None:
+            assert (await http.post("/", json=CALL, headers={"x-client": "slow"})).status_code == 200
+
+        async with anyio.create_task_group() as group:
+            for _ in range(6):
+                group.start_soon(call)
+            with anyio.fail_after(10):  # every call has reached the gate: running, or waiting for a slot
+                while tracker.in_flight.get("slow", 0) + waiting.statistics().tasks_waiting < 6:
+                    await anyio.sleep(0.01)
+            tracker.release.set()
+    assert tracker.peak == {"slow": 2}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(("method", "body"), [("GET", None), ("POST", LISTEN)])
+async def test_a_notification_stream_gives_its_slot_back_as_it_starts(method: str, body: dict[str, Any] | None) -> None:
+    tracker = Tracker(event_stream=True)
+    gate = LimitGate(tracker, identify, ClientLimiter())
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=gate), base_url="http://test") as http:
+        async with anyio.create_task_group() as group:
+            group.start_soon(partial(http.request, method, "/", json=body, headers={"x-client": "single"}))
+            with anyio.fail_after(10):
+                while tracker.in_flight.get("single", 0) < 1:
+                    await anyio.sleep(0.01)
+            group.start_soon(partial(http.post, "/", json=CALL, headers={"x-client": "single"}))
+            with anyio.fail_after(10):  # the call runs beside the stream, though the client has one slot
+                while tracker.in_flight.get("single", 0) < 2:
+                    await anyio.sleep(0.01)
+            tracker.release.set()
