@@ -43,6 +43,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from mcp_server.documents.chunking import ChunkingOptions
+from mcp_server.display_text import for_display
 from mcp_server.documents.loaders import DOCUMENT_SUFFIXES
 from mcp_server.errors import IngestError
 
@@ -55,7 +56,6 @@ _CONFIG_KEYS = ("name", "description", "language", "chunking", "documents")
 _DOCUMENTS_KEYS = ("include", "exclude")
 _SUFFIX_RE = re.compile(r"\.[^./\\\s]+")
 _FALLBACK_NAME = "my-corpus"
-_UNSAFE_NAME_RE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 """Control and text-direction (bidi) characters: in a file name they would forge lines and ids in renderings."""
 LEGACY_OFFICE_SUFFIXES = {
     suffix: f"a legacy binary {kind} file; open it and save it as {modern} to index it"
@@ -295,8 +295,8 @@ def _walk(directory: Path, prefix: str, root: Path, suffixes: frozenset[str], sc
         relpath = prefix + entry.name
         if entry.name.startswith("."):
             scan.hidden.append(relpath)
-        elif _UNSAFE_NAME_RE.search(entry.name):
-            shown = _UNSAFE_NAME_RE.sub("?", relpath)
+        elif for_display(entry.name) != entry.name:
+            shown = for_display(relpath)
             scan.skipped.append(SkippedFile(shown, "its name holds control or text-direction characters; rename it"))
         elif _suffix(entry.name) in LEGACY_OFFICE_SUFFIXES and entry.is_file(follow_symlinks=False):
             scan.skipped.append(SkippedFile(relpath, LEGACY_OFFICE_SUFFIXES[_suffix(entry.name)]))

@@ -196,7 +196,7 @@ def test_file_names_with_control_or_direction_characters_are_skipped(tmp_path: P
 
     corpus_report = report.corpora[0]
     assert corpus_report.added == ["plain"]
-    assert sorted(skip.source for skip in corpus_report.skipped) == ["evil?name.md", "invoice?gnp.md"]
+    assert sorted(skip.source for skip in corpus_report.skipped) == ["evil\\nname.md", "invoice\\u202egnp.md"]
     assert all("\n" not in line for line in report.lines())
 
 
