@@ -54,6 +54,7 @@ from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotatio
 from pydantic import BaseModel, Field
 
 from mcp_server import __version__
+from mcp_server.display_text import for_display, json_for_display
 from mcp_server.errors import CallTimeoutError, RetrievalError
 from mcp_server.grants import FULL_ACCESS, Grant
 from mcp_server.models import CorpusInfo, SearchFilters, SqlResult
@@ -300,8 +301,9 @@ def _call_timeout(timeout_s: float) -> CallTimeoutError:
 
 
 def _message(error: RetrievalError) -> str:
-    """The error's message, clipped: it may quote what the caller sent, which can be huge."""
-    message = str(error)
+    """The error's message, clipped and shown safe: it may quote what the caller sent, which can be huge,
+    or a name from inside a document (a sheet's)."""
+    message = for_display(str(error), lines=True)
     if len(message) <= MAX_ERROR_CHARS:
         return message
     return f"{message[:MAX_ERROR_CHARS]}…[{len(message) - MAX_ERROR_CHARS} more characters]"
@@ -417,10 +419,12 @@ def _add_resources(surface: _Surface, sql: bool) -> None:
         "and the files that could not be indexed, each with why (tell the user when a question may be about one).",
     )  # fmt: skip
     def corpora_resource() -> str:  # read when asked: a stdio server follows new index generations
-        return json.dumps([c.model_dump() for c in tools.corpora(scope)], ensure_ascii=False, indent=2)
+        return json_for_display(json.dumps([c.model_dump() for c in tools.corpora(scope)], ensure_ascii=False, indent=2))
 
     if sql and database is not None:
-        schema_json = json.dumps([t.model_dump() for t in database.schema()], ensure_ascii=False, indent=2)
+        schema_json = json_for_display(
+            json.dumps([t.model_dump() for t in database.schema()], ensure_ascii=False, indent=2)
+        )
 
         @server.resource(
             SCHEMA_URI, name="sql-schema", title="SQL schema", mime_type="application/json",

@@ -128,3 +128,12 @@ def test_rag_agent_prints_answers_and_sources_escaped(capsys: pytest.CaptureFixt
     out = capsys.readouterr().out
     assert "It opens the north door.\\x1b]0;pwned\\x07 [notes:wombat#0]" in out
     assert_shown_safely(out)
+
+
+def test_a_tool_error_quoting_a_name_from_a_document_is_shown_escaped() -> None:
+    from mcp_server.errors import NotFoundError
+    from mcp_server.surface.server import _message
+
+    shown = _message(NotFoundError("no sheet 'Q3\x1b]0;pwned\x07\u202e' in budget.xlsx"))
+
+    assert shown == "no sheet 'Q3\\x1b]0;pwned\\x07\\u202e' in budget.xlsx"
