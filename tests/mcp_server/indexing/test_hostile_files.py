@@ -72,7 +72,7 @@ def _whole_sheet_xlsx(path: Path, tmp_path: Path) -> None:
             out.writestr(item, data)
 
 
-_MEASURED_INGEST = (
+MEASURED_INGEST = (
     "import resource, subprocess, sys; "
     "code = subprocess.run([sys.executable, '-m', 'mcp_server', 'ingest']).returncode; "
     "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024); sys.exit(code)"
@@ -92,7 +92,7 @@ def test_a_folder_of_bombs_beside_a_good_document_is_ingested_with_each_bomb_ski
     settings = Settings(data_dir=tmp_path / "data", corpora=[corpus])
 
     result = subprocess.run(
-        [sys.executable, "-c", _MEASURED_INGEST], env=subprocess_env(settings), capture_output=True, text=True,
+        [sys.executable, "-c", MEASURED_INGEST], env=subprocess_env(settings), capture_output=True, text=True,
         timeout=300,
     )  # fmt: skip
 

@@ -29,6 +29,7 @@ from mcp_server.indexing.ingest import ingest
 from mcp_server.retrieval.retriever import Retriever
 from mcp_server.settings import Settings
 from tests.helpers import subprocess_env, write_doc
+from tests.mcp_server.indexing.test_hostile_files import MEASURED_INGEST
 from tests.mcp_server.surface.mcp_contract import text_of
 from tests.mcp_server.team.test_http import HttpServer
 
@@ -140,13 +141,6 @@ def _write_crafted_folder(corpus: Path) -> None:
     (corpus / "lettings.eml").write_text(crafted_email(664_000), encoding="utf-8")
 
 
-_MEASURED_INGEST = (
-    "import resource, subprocess, sys; "
-    "code = subprocess.run([sys.executable, '-m', 'mcp_server', 'ingest']).returncode; "
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024); sys.exit(code)"
-)
-
-
 @pytest.mark.slow
 def test_the_red_teams_text_files_beside_a_good_document_are_ingested_in_bounded_memory(tmp_path: Path) -> None:
     corpus = tmp_path / "shared"
@@ -154,7 +148,7 @@ def test_the_red_teams_text_files_beside_a_good_document_are_ingested_in_bounded
     settings = Settings(data_dir=tmp_path / "data", corpora=[corpus])
 
     result = subprocess.run(
-        [sys.executable, "-c", _MEASURED_INGEST], env=subprocess_env(settings), capture_output=True, text=True,
+        [sys.executable, "-c", MEASURED_INGEST], env=subprocess_env(settings), capture_output=True, text=True,
         timeout=300,  # before: the HTML alone held ingestion for over 300 s, the e-mail took 6 GB in 15 s
     )  # fmt: skip
 
