@@ -23,9 +23,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Awaitable, Callable
+import tempfile
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import anyio
 import click
@@ -84,6 +86,11 @@ class Options:
         if not self.quiet:
             _say(f"  {for_display(message)}")
 
+    def notice(self, message: str) -> None:
+        """A back-end's word on how it talks to the model server (the model it chose...), unless --quiet."""
+        if not self.quiet:
+            _say(message)
+
     def make_backend(self) -> Backend:
         """The chosen back-end (``auto`` resolved as the module docstring says, and announced once)."""
         choice, reason = self._resolved()
@@ -97,12 +104,12 @@ class Options:
 
             return openai_backend.from_environment(
                 model=self.model, base_url=self.base_url, api_key=self.api_key, max_tokens=self.max_output_tokens,
-                max_retries=self.max_retries, notice=_say)
+                max_retries=self.max_retries, notice=self.notice)
         from client_agent.backends import anthropic_backend
 
         return anthropic_backend.from_environment(
             model=self.model, base_url=self.base_url, api_key=self.api_key, max_tokens=self.max_output_tokens,
-            max_retries=self.max_retries, citations=self.citations, notice=_say)
+            max_retries=self.max_retries, citations=self.citations, notice=self.notice)
 
     def remember(self, backend: Backend) -> None:
         """Carry what a run learned about the model server into the next run of this command: the model
@@ -159,7 +166,9 @@ def shared_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--trace", type=click.Path(dir_okay=False, path_type=Path),
                      help="Write the run's JSONL trace here (default: a new file in the user log directory)."),
         click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text."),
-        click.option("--quiet", "-q", is_flag=True, help="No progress on stderr."),
+        click.option("--quiet", "-q", is_flag=True,
+                     help="Nothing on stderr but errors: no progress, and none of the spawned server's lines unless "
+                          "it fails."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -267,16 +276,32 @@ async def _answer(server: ToolServer, options: Options, question: str, history: 
 
 
 def _run_with_server(options: Options, session: Callable[[ToolServer], Awaitable[None]]) -> None:
-    async def main_task() -> None:
-        async with connect(options.server_url, options.token, options.server_env()) as server:
-            await session(server)
+    with _server_log(options.quiet) as log:
 
-    try:
-        anyio.run(main_task)
-    except click.ClickException:
-        raise
-    except Exception as exc:  # noqa: BLE001 - one clear line instead of a traceback
-        raise click.ClickException(_explain(exc)) from exc
+        async def main_task() -> None:
+            async with connect(options.server_url, options.token, options.server_env(), log) as server:
+                await session(server)
+
+        try:
+            anyio.run(main_task)
+        except click.ClickException:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one clear line instead of a traceback
+            if log is not None:  # what the quiet server said explains its failure
+                log.seek(0)
+                sys.stderr.write(log.read())
+            raise click.ClickException(_explain(exc)) from exc
+
+
+@contextmanager
+def _server_log(quiet: bool) -> Iterator[TextIO | None]:
+    """Where a spawned server's lines go: with --quiet a temporary file, shown only if the run fails;
+    else None (this process's stderr)."""
+    if not quiet:
+        yield None
+        return
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as log:
+        yield log
 
 
 def _explain(exc: BaseException) -> str:

@@ -20,10 +20,11 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 from urllib.parse import urlsplit, urlunsplit
 
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CallToolResult, TextContent, TextResourceContents
@@ -113,26 +114,29 @@ class ServerConnectionError(ConnectionError):
 
 @asynccontextmanager
 async def connect(
-    server_url: str | None = None, token: str | None = None, server_env: dict[str, str] | None = None
+    server_url: str | None = None, token: str | None = None, server_env: dict[str, str] | None = None,
+    server_log: TextIO | None = None,
 ) -> AsyncIterator[ToolServer]:
     """Connect to ``server_url`` (streamable HTTP), or spawn ``ragmcp serve --wait-for-index`` over stdio
     when it is None (the index is brought up to date before the first question).
 
     The spawned server gets ``server_env`` (default: this process's environment, so the
-    user's ``RAGMCP_*`` settings apply) and shares this process's stderr for its logs. A URL
-    that cannot be connected to raises :class:`ServerConnectionError`.
+    user's ``RAGMCP_*`` settings apply) and writes its logs to ``server_log`` (a real file;
+    default: this process's stderr). A URL that cannot be connected to raises
+    :class:`ServerConnectionError`.
     """
     opened = False
     refused: list[int] = []  # the 401/403 answers the server gave, which the SDK's error does not carry
     try:
         async with AsyncExitStack() as stack:
             if server_url is None:
-                transport: Any = StdioServerParameters(
+                spawn = StdioServerParameters(
                     # A one-shot question needs the index first; a desktop host would rather not wait.
                     # Its warnings only: the agent shows its own progress, and the index build's.
                     command=sys.executable, args=["-m", "mcp_server", "serve", "--wait-for-index", "--log-level", "warning"],
                     env=dict(os.environ) if server_env is None else server_env,
                 )
+                transport: Any = spawn if server_log is None else stdio_client(spawn, errlog=server_log)
             else:
                 headers = {"Authorization": f"Bearer {token}"} if token else None
                 http = await stack.enter_async_context(create_mcp_http_client(headers=headers))

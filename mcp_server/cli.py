@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
 import sys
 import textwrap
 from datetime import date
@@ -23,7 +24,7 @@ from rich.console import Console
 from mcp_server.cli_support import handle_errors, load_settings, with_overrides
 from mcp_server.display_text import for_display, json_for_display
 from mcp_server.errors import IndexMissingError
-from mcp_server.indexing.cli import corpus, say_waiting
+from mcp_server.indexing.cli import corpus, indexed_corpora, say_waiting, serving_setting
 from mcp_server.indexing.configured import configured_names
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.indexing.watch_cli import watch
@@ -34,7 +35,7 @@ from mcp_server.indexing.recorded_settings import setting_assignment
 from mcp_server.install.cli import install
 from mcp_server.models import Hit, SearchFilters, describe_location
 from mcp_server.progress import stderr_progress
-from mcp_server.retrieval.retriever import Retriever
+from mcp_server.retrieval.retriever import CITATION_ID, Retriever
 from mcp_server.settings import Settings
 from mcp_server.sql.demo import database_path, open_database
 from mcp_server.sql.guard import ReadOnlyDatabase
@@ -90,10 +91,25 @@ def ensure_index(settings: Settings) -> None:
             print_ingest_report(ingest(settings, progress=progress, on_wait=say_waiting))
 
 
-def open_retriever(settings: Settings) -> Retriever:
-    """Open the index, building it from the configured corpora first if there is none yet."""
+def open_retriever(settings: Settings, corpus: str | None) -> Retriever:
+    """Open the index for search and doc, building it from the configured corpora first if there is none yet.
+
+    They read the corpora of RAGMCP_CORPORA, and ``corpus`` too when the index holds it (saying on
+    stderr how to serve it); while RAGMCP_CORPORA is unset, every corpus in the index: what
+    ``ragmcp ingest FOLDER`` indexed is found without a setting.
+    """
     ensure_index(settings)
-    return Retriever.open(settings)
+    indexed = {name: folder for name, (folder, _, _) in indexed_corpora(settings).items() if Path(folder).is_dir()}
+    if "corpora" not in settings.model_fields_set:
+        return Retriever.open(with_overrides(settings, corpora=list(indexed.values())) if indexed else settings)
+    if corpus is None or corpus not in indexed or corpus in configured_names(settings):
+        return Retriever.open(settings)
+    stderr.print(
+        f"note: {corpus} is not in RAGMCP_CORPORA, so servers started with these settings (rag-agent, ragmcp serve) "
+        f"do not serve it; to serve it: {serving_setting(settings, [indexed[corpus]])}",
+        highlight=False, markup=False,
+    )
+    return Retriever.open(with_overrides(settings, corpora=[*settings.corpora, Path(indexed[corpus])]))
 
 
 @main.command("ingest")
@@ -108,7 +124,8 @@ def ingest_command(settings: Settings, targets: tuple[str, ...], rebuild: bool, 
 
     TARGETS are corpus folders or names of known corpora; with none, every configured
     corpus (RAGMCP_CORPORA, default: the bundled demo corpora) is brought up to date.
-    Unchanged documents cost nothing. Only configured corpora are served; --rebuild
+    Unchanged documents cost nothing. Only configured corpora are served (ragmcp search
+    and doc read every indexed corpus while RAGMCP_CORPORA is unset); --rebuild
     starts a fresh index that keeps every indexed corpus (only `ragmcp corpus remove` drops one). A database built from sources (the demo database, or a folder in
     RAGMCP_DATABASE) is rebuilt when they changed. Another ingestion running on the data
     dir is waited for. A file that cannot be indexed is skipped with a line saying why;
@@ -118,19 +135,33 @@ def ingest_command(settings: Settings, targets: tuple[str, ...], rebuild: bool, 
         report = ingest(settings, targets, rebuild=rebuild, progress=progress, on_wait=say_waiting)
     print_ingest_report(report)
     served = configured_names(settings)
+    indexed = indexed_corpora(settings)
     for c in report.corpora:
         if c.name not in served:
-            stderr.print(
-                f"note: {c.name} is not in RAGMCP_CORPORA here, so a server started with these settings does not "
-                f"serve it; a server whose RAGMCP_CORPORA lists its folder (as `ragmcp install` writes into a "
-                f"host's config) does. To drop it from the index instead: ragmcp corpus remove {c.name}",
-                highlight=False,
-            )
+            stderr.print(_unserved_note(settings, c.name, indexed[c.name][0]), highlight=False, markup=False)
     if not targets or any(c.name in served for c in report.corpora):  # not for a folder these settings do not serve
         print_database_report(settings)
     skipped = sum(len(c.skipped) for c in report.corpora)
     if strict and skipped:
         raise click.ClickException(f"{skipped} files skipped (--strict); fix or remove them, or exclude their suffixes")
+
+
+def _unserved_note(settings: Settings, name: str, folder: str) -> str:
+    """Who reads corpus ``name`` (in ``folder``), indexed but not configured, and how to serve it or drop it."""
+    serve = serving_setting(settings, [folder])
+    if "corpora" not in settings.model_fields_set:
+        return (
+            f"note: ragmcp search and ragmcp doc read {name} (with RAGMCP_CORPORA unset they read every indexed "
+            f"corpus), but servers started with these settings (rag-agent, ragmcp serve) serve the bundled demo "
+            f"corpora. To serve {name}: {serve}, or rag-agent ask --corpus {shlex.quote(folder)} \"...\", or "
+            f"ragmcp install HOST --corpus {shlex.quote(folder)}. "
+            f"To drop it from the index: ragmcp corpus remove {name}"
+        )
+    return (
+        f"note: {name} is not in RAGMCP_CORPORA, so servers started with these settings (rag-agent, ragmcp serve) "
+        f"do not serve it; ragmcp search --corpus {name} reads it. To serve it: {serve} (ragmcp install HOST "
+        f"--corpus FOLDER writes that into a host's config). To drop it from the index: ragmcp corpus remove {name}"
+    )
 
 
 def _filters(category: str | None, tags: tuple[str, ...], since: date | None, until: date | None, prefix: str | None) -> SearchFilters:
@@ -191,8 +222,12 @@ def search(
     settings: Settings, query: str, mode: str, corpus: str | None, top_k: int, category: str | None,
     tags: tuple[str, ...], since: date | None, until: date | None, source_prefix: str | None, as_json: bool,
 ) -> None:
-    """Search the index; every hit is printed with its citation id."""
-    retriever = open_retriever(settings)
+    """Search the index; every hit is printed with its citation id.
+
+    Searched: the corpora of RAGMCP_CORPORA, or while it is unset every corpus in the index
+    (what ragmcp ingest FOLDER indexed among them); --corpus names any indexed corpus.
+    """
+    retriever = open_retriever(settings, corpus)
     try:
         ranking = retriever.ranking(
             query, mode=mode, corpus=corpus, top_k=top_k,  # type: ignore[arg-type]
@@ -200,6 +235,11 @@ def search(
         )
     finally:
         retriever.close()
+    if not ranking.hits and corpus is None and retriever.unserved and "corpora" in settings.model_fields_set:
+        stderr.print(
+            f"not searched: {', '.join(retriever.unserved)}, in the index but not in RAGMCP_CORPORA "
+            "(search one with --corpus NAME)", highlight=False, markup=False,
+        )
     _print_json(ranking.hits) if as_json else _print_hits(ranking.hits, ranking.reranked_by)
 
 
@@ -215,8 +255,9 @@ def search(
 def doc(
     settings: Settings, ref: str, corpus: str | None, chunk: int | None, window: int, quote: str | None, as_json: bool
 ) -> None:
-    """Show a document by doc_id or citation id, with its chunk map."""
-    retriever = open_retriever(settings)
+    """Show a document by doc_id or citation id, with its chunk map (from the corpora search reads)."""
+    named = CITATION_ID.match(ref.strip())
+    retriever = open_retriever(settings, corpus or (named["corpus"] if named else None))
     try:
         view = retriever.get_document(ref, corpus=corpus, chunk=chunk, window=window, quote=quote)
     finally:
@@ -288,13 +329,19 @@ def status(settings: Settings, as_json: bool) -> None:
     try:
         corpora = retriever.corpora()
         manifest = retriever.manifest
+        stored = indexed_corpora(settings)
+        not_served = [
+            {"name": name, "folder": stored[name][0], "documents": stored[name][1], "chunks": stored[name][2]}
+            for name in retriever.unserved if name in stored
+        ]
         info = {
             "index": str(retriever.generation), "built": True, "generation": manifest.generation,
             "created": manifest.created, "embedding_model": manifest.embedding_model,
-            "dimension": manifest.dimension, "documents": manifest.documents, "chunks": manifest.chunks,
-            "index_settings": manifest.settings, "corpora": [c.model_dump() for c in corpora], "not_configured": retriever.unserved, "database": database,
+            "dimension": manifest.dimension, "documents": sum(c.documents for c in corpora),
+            "chunks": sum(c.chunks for c in corpora), "index_settings": manifest.settings,
+            "corpora": [c.model_dump() for c in corpora], "not_served": not_served, "database": database,
             "last_ingest": last_ingest,
-        }
+        }  # documents and chunks: of the served corpora, those in "corpora"
     finally:
         retriever.close()
     if as_json:
@@ -302,14 +349,17 @@ def status(settings: Settings, as_json: bool) -> None:
         return
     click.echo(f"index: {info['index']}\ncreated: {manifest.created}")
     click.echo(f"embedding model: {manifest.embedding_model} ({manifest.dimension}-d)")
-    click.echo(f"{manifest.documents} documents, {manifest.chunks} chunks")
+    source = "" if "corpora" in settings.model_fields_set else " (RAGMCP_CORPORA unset: the bundled demo corpora)"
+    click.echo(f"served: {info['documents']} documents, {info['chunks']} chunks in {len(corpora)} corpora{source}")
     if manifest.settings is not None:
         recorded = " ".join(setting_assignment(name, value) for name, value in manifest.settings.items())
         click.echo(f"indexed with: {recorded} (change with: ragmcp ingest --rebuild)")
     for c in corpora:
         _echo_line(f"  {c.name}: {c.documents} documents, {c.chunks} chunks — {textwrap.shorten(c.description, 90)}")
-    if retriever.unserved:
-        _echo_line(f"  not configured, not served: {', '.join(retriever.unserved)} (ragmcp corpus remove NAME)")
+    if not_served:
+        listed = ", ".join(f"{c['name']} ({c['documents']} documents)" for c in not_served)
+        serve = serving_setting(settings, [str(c["folder"]) for c in not_served])
+        _echo_line(f"indexed but not served: {listed} — serve with {serve}; drop with ragmcp corpus remove NAME")
     _echo_last_ingest(last_ingest)
     if database["path"] is None:
         click.echo("database: none configured (RAGMCP_DATABASE)")
@@ -323,12 +373,15 @@ def status(settings: Settings, as_json: bool) -> None:
 
 
 def _echo_last_ingest(run: dict[str, Any] | None) -> None:
-    """The last ingestion run: when it finished and every file it skipped, with the reason."""
+    """The last ingestion run: when it finished, every file it skipped with the reason, and the files of
+    types not indexed."""
     if run is None:
         return
     lines = [line for corpus in run.get("corpora", []) for line in corpus.get("lines", [])]
     skipped = sum(len(corpus.get("skipped", [])) for corpus in run.get("corpora", []))
-    click.echo(f"last ingest: {run.get('finished')}, {skipped} files skipped" + (":" if lines else ""))
+    other = sum(sum(corpus.get("other_types", {}).values()) for corpus in run.get("corpora", []))
+    passed = f", {other} of types not indexed" if other else ""
+    click.echo(f"last ingest: {run.get('finished')}, {skipped} files skipped{passed}" + (":" if lines else ""))
     for line in lines:
         _echo_line(f"  {line}")
 

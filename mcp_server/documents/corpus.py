@@ -25,6 +25,8 @@ counted), symlinks that lead outside the folder, loop or lead nowhere, symlinked
 (never followed, so a link cannot loop or duplicate documents), names holding control or
 text-direction characters, legacy binary Office files (``.doc``, ``.xls``, ``.ppt``) and
 files over the size limit - each of those reported with its reason (:func:`scan_corpus`).
+Files of other suffixes are not documents; they are counted by suffix, so a report can say
+what was passed over (``.log`` ×2, ``.bak``).
 The scan only lists: files are read later, once, through
 :func:`mcp_server.documents.safe_open.read_inside`, which checks again where they lead.
 A document's ``doc_id`` is its path inside the folder without the suffix, e.g.
@@ -38,6 +40,7 @@ import os
 import re
 import tomllib
 import unicodedata
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -103,11 +106,13 @@ class SkippedFile:
 
 @dataclass
 class CorpusScan:
-    """What :func:`scan_corpus` found: documents, skipped entries and hidden entries (paths inside the corpus)."""
+    """What :func:`scan_corpus` found: documents, skipped entries and hidden entries (paths inside the corpus),
+    and the files passed over for their type, counted by lowercase suffix ('' for none)."""
 
     files: list[SourceFile] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
     hidden: list[str] = field(default_factory=list)
+    other_types: Counter[str] = field(default_factory=Counter)
 
 
 def load_corpus_config(root: Path) -> CorpusConfig:
@@ -155,22 +160,20 @@ def discover_documents(config: CorpusConfig) -> list[SourceFile]:
 def scan_corpus(config: CorpusConfig, max_file_bytes: int | None = None, data_dir: Path | None = None) -> CorpusScan:
     """The document files of a corpus, sorted by path, and the entries skipped with their reasons.
 
-    Files under ``data_dir`` (the index's own data dir, when it sits inside the corpus folder)
-    are never documents.
+    ``data_dir`` (the index's own data dir, when it sits inside the corpus folder) is not
+    looked into: nothing in it is a document, or counted.
 
     Skipped: symlinks that leave the folder, loop or lead nowhere; symlinked folders;
     files over ``max_file_bytes``; a second file mapping to a doc_id already taken
-    (``a.md`` and ``a.txt``). Hidden entries are counted, not looked into.
+    (``a.md`` and ``a.txt``). Hidden entries are counted, not looked into; so are files of
+    other types, by suffix.
 
     :raises IngestError: the corpus folder itself cannot be listed.
     """
     root = config.root.resolve()
     scan = CorpusScan()
-    found = sorted(_walk(root, "", root, config.suffixes, scan), key=lambda source: source.relpath)
     own = data_dir.resolve() if data_dir is not None else None
-    if own is not None and own.is_relative_to(root):
-        inside = own.relative_to(root).as_posix() + "/"
-        found = [source for source in found if not source.relpath.startswith(inside)]
+    found = sorted(_walk(root, "", root, config.suffixes, scan, own), key=lambda source: source.relpath)
     seen: dict[str, SourceFile] = {}
     for source in found:
         first = seen.setdefault(source.doc_id, source)
@@ -280,9 +283,12 @@ def _suffixes(table: object, where: Path) -> frozenset[str]:
     return frozenset((SUPPORTED_SUFFIXES | include) - exclude)
 
 
-def _walk(directory: Path, prefix: str, root: Path, suffixes: frozenset[str], scan: CorpusScan) -> Iterator[SourceFile]:
+def _walk(
+    directory: Path, prefix: str, root: Path, suffixes: frozenset[str], scan: CorpusScan, own: Path | None
+) -> Iterator[SourceFile]:
     """Document files under ``directory`` (``prefix``: its path inside the corpus, ending in '/' unless
-    it is the root); hidden entries and links that are not followed go to ``scan``."""
+    it is the root), not looking into the folder ``own``; hidden entries, links that are not followed
+    and files of other types go to ``scan``."""
     try:
         with os.scandir(directory) as listing:
             entries = sorted(listing, key=lambda entry: entry.name)
@@ -303,9 +309,12 @@ def _walk(directory: Path, prefix: str, root: Path, suffixes: frozenset[str], sc
         elif entry.is_symlink():
             yield from _follow_link(Path(entry.path), relpath, root, suffixes, scan)
         elif entry.is_dir():
-            yield from _walk(Path(entry.path), relpath + "/", root, suffixes, scan)
+            if Path(entry.path) != own:
+                yield from _walk(Path(entry.path), relpath + "/", root, suffixes, scan, own)
         elif _is_document(entry.name, relpath, suffixes) and entry.is_file():
             yield _source_file(Path(entry.path), relpath, entry)
+        elif relpath != CONFIG_FILENAME and entry.is_file():
+            scan.other_types[_suffix(entry.name)] += 1
 
 
 def _follow_link(link: Path, relpath: str, root: Path, suffixes: frozenset[str], scan: CorpusScan) -> Iterator[SourceFile]:
@@ -324,8 +333,8 @@ def _follow_link(link: Path, relpath: str, root: Path, suffixes: frozenset[str],
             SkippedFile(relpath, "symlinked folder, not followed (links could loop or index files twice); "
                         "configure its target as a corpus of its own")
         )  # fmt: skip
-    elif link.suffix.lower() not in suffixes:
-        return
+    elif _suffix(link.name) not in suffixes:
+        scan.other_types[_suffix(link.name)] += 1
     elif not target.is_relative_to(root):
         scan.skipped.append(
             # The target's path stays out of the reason: reasons are listed to every client of the corpus.

@@ -11,7 +11,10 @@
   speaker notes; ``page`` is the slide number.
 - **Excel** (openpyxl, read-only, cached formula values): one section per sheet, headed by
   the sheet's name, each row one record line (:mod:`mcp_server.documents.tables`);
-  ``page`` is the sheet name and lines are row numbers. Hidden sheets are included.
+  ``page`` is the sheet name and lines are row numbers. Hidden sheets are included. A formula
+  saved without its value (a workbook written by a program, never opened in Excel) reads as
+  itself, ``=SUM(B2:B9), not computed``: the sheets' XML is searched for such formulas first,
+  and only a workbook that has one is read a second time, in step, for its formulas.
 
 The three libraries are imported when a file of their kind is loaded, so a corpus without
 Office files does not pay for them.
@@ -20,7 +23,9 @@ Office files does not pay for them.
 from __future__ import annotations
 
 import re
+import zipfile
 from collections.abc import Iterator
+from itertools import zip_longest
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -168,17 +173,73 @@ def load_xlsx(file: FileInput) -> LoadedDocument:
     with _parsing(file.path, kind):
         import openpyxl
 
+        uncomputed = _has_uncomputed_formula(file, kind)
         workbook = openpyxl.load_workbook(checked_zip(file, kind), read_only=True, data_only=True)
+        formulas = openpyxl.load_workbook(checked_zip(file, kind), read_only=True) if uncomputed else None
         try:
             table = TableText()
             cells = _CellBudget(file)
-            for sheet in workbook.worksheets:
-                sheet.reset_dimensions()  # the declared size may claim a million empty rows; read what is there
-                rows = ((number, cells.take(row)) for number, row in enumerate(sheet.iter_rows(values_only=True), 1))
-                table.rows(rows, sheet=sheet.title)
+            for index, sheet in enumerate(workbook.worksheets):
+                if formulas is None:
+                    rows = _rows(sheet, values_only=True)
+                else:  # the same XML read twice, in step: cached values (and types), and formulas
+                    written = _rows(formulas.worksheets[index], values_only=True)
+                    rows = (_with_formulas(row, formula_row) for row, formula_row in zip(_rows(sheet, False), written))
+                table.rows(((number, cells.take(row)) for number, row in enumerate(rows, 1)), sheet=sheet.title)
             return table.document(file.path, "sheet", _properties(workbook.properties))
         finally:
             workbook.close()
+            if formulas is not None:
+                formulas.close()
+
+
+def _rows(sheet: Any, values_only: bool) -> Iterator[tuple[Any, ...]]:
+    """A read-only sheet's rows: cell values (or formulas, from a workbook not loaded ``data_only``), or cells."""
+    sheet.reset_dimensions()  # the declared size may claim a million empty rows; read what is there
+    rows: Iterator[tuple[Any, ...]] = sheet.iter_rows(values_only=values_only)
+    return rows
+
+
+_WORKSHEET = re.compile(r"(^|/)worksheets/[^/]+\.xml$")
+# A cell holding a formula and no value, or an empty one: <c r="B9"><f>SUM(B2:B8)</f><v></v></c>. A formula's
+# text has no '<' (it is escaped), and Excel writes at most 8,192 characters of it.
+_UNCOMPUTED = re.compile(
+    rb"<(?:\w+:)?c\b(?P<attributes>[^<>]*)>\s*<(?:\w+:)?f\b[^<>]*(?:/>|>[^<]*</(?:\w+:)?f>)\s*"
+    rb"(?:<(?:\w+:)?v\s*/>|<(?:\w+:)?v>\s*</(?:\w+:)?v>)?\s*</(?:\w+:)?c>"
+)
+_STRING_RESULT = re.compile(rb"\bt\s*=\s*[\"']str[\"']")  # an empty value is then the empty text the formula gave
+_SCAN_BYTES = 1 << 20
+_SCAN_OVERLAP = 1 << 16  # more than a cell with the longest formula, escaped
+
+
+def _has_uncomputed_formula(file: FileInput, kind: str) -> bool:
+    """Whether a sheet of the workbook holds a formula saved without its value, searched for in the sheets'
+    XML a megabyte at a time (the archive passed :func:`checked_zip`: no member inflates past the limits)."""
+    with zipfile.ZipFile(checked_zip(file, kind)) as archive:
+        for member in archive.infolist():
+            if not _WORKSHEET.search(member.filename):
+                continue
+            with archive.open(member) as xml:
+                tail = b""
+                while block := xml.read(_SCAN_BYTES):
+                    window = tail + block
+                    cells = _UNCOMPUTED.finditer(window)
+                    if any(not _STRING_RESULT.search(cell["attributes"]) for cell in cells):
+                        return True
+                    tail = window[-_SCAN_OVERLAP:]
+    return False
+
+
+def _with_formulas(cells: tuple[Any, ...], written: tuple[object, ...]) -> tuple[object, ...]:
+    """A row's values, a formula saved without its value given as itself: ``=SUM(B2:B9), not computed``."""
+    return tuple(_value(cell, formula) for cell, formula in zip_longest(cells, written))
+
+
+def _value(cell: Any, written: object) -> object:
+    value = getattr(cell, "value", None)
+    text = getattr(written, "text", written)  # an array formula keeps its formula in .text
+    uncomputed = value is None and getattr(cell, "data_type", "n") != "str"  # "str": the formula gave empty text
+    return f"{text}, not computed" if uncomputed and isinstance(text, str) and text.startswith("=") else value
 
 
 class _CellBudget:

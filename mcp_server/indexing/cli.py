@@ -10,6 +10,8 @@ would index it again, so the command says to drop it from ``RAGMCP_CORPORA`` fir
 from __future__ import annotations
 
 import json
+import os
+import shlex
 from dataclasses import asdict, dataclass
 
 import click
@@ -34,20 +36,34 @@ class CorpusState:
     chunks: int
 
 
+def indexed_corpora(settings: Settings) -> dict[str, tuple[str, int, int]]:
+    """The corpora of the current index generation: name -> (folder, documents, chunks); none without an index."""
+    layout = IndexLayout(settings.index_dir)
+    if layout.current() is None:
+        return {}
+    _, _, lease = layout.lease_current()
+    try:
+        docstore = DocumentStore(lease.generation / "docstore.sqlite", read_only=True)
+        counts = docstore.counts()
+        stored = {c.name: (c.root, *counts.get(c.name, (0, 0))) for c in docstore.corpora()}
+        docstore.close()
+    finally:
+        lease.release()
+    return stored
+
+
+def serving_setting(settings: Settings, folders: list[str]) -> str:
+    """The ``RAGMCP_CORPORA=...`` assignment (quoted for a shell) that serves ``folders`` besides the corpora
+    configured now; while RAGMCP_CORPORA is unset (the bundled demo corpora), ``folders`` alone."""
+    kept = [str(folder) for folder in settings.corpora] if "corpora" in settings.model_fields_set else []
+    value = os.pathsep.join(dict.fromkeys([*kept, *folders]))
+    return f"RAGMCP_CORPORA={shlex.quote(value)}"
+
+
 def corpus_states(settings: Settings) -> list[CorpusState]:
     """Every configured corpus (indexed or not), then every indexed corpus that is not configured."""
     configured = {c.name: str(c.root) for c in configured_corpora(settings)}
-    stored: dict[str, tuple[str, int, int]] = {}
-    layout = IndexLayout(settings.index_dir)
-    if layout.current() is not None:
-        _, _, lease = layout.lease_current()
-        try:
-            docstore = DocumentStore(lease.generation / "docstore.sqlite", read_only=True)
-            counts = docstore.counts()
-            stored = {c.name: (c.root, *counts.get(c.name, (0, 0))) for c in docstore.corpora()}
-            docstore.close()
-        finally:
-            lease.release()
+    stored = indexed_corpora(settings)
     states = [
         CorpusState(name, folder, True, name in stored, *stored.get(name, ("", 0, 0))[1:])
         for name, folder in configured.items()
@@ -81,7 +97,8 @@ def list_corpora(settings: Settings, as_json: bool) -> None:
         elif s.configured:
             status = "configured, not indexed yet (the next ragmcp serve or ragmcp ingest indexes it)"
         else:
-            status = f"not configured, not served; {s.documents} documents in the index (ragmcp corpus remove {s.name})"
+            status = (f"not configured, not served; {s.documents} documents in the index. To serve it: "
+                      f"{serving_setting(settings, [s.folder])}; to drop it: ragmcp corpus remove {s.name}")
         click.echo(f"{s.name}  {s.folder}\n  {status}")
 
 

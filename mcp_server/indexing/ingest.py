@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -99,9 +100,11 @@ class CorpusReport:
     unchanged: int = 0
     skipped: list[SkippedFile] = field(default_factory=list)  # files left out, each with its reason
     hidden: list[str] = field(default_factory=list)  # hidden entries (names starting with '.'), not looked into
+    other_types: Counter[str] = field(default_factory=Counter)  # files passed over for their suffix ('': none)
 
     def skip_lines(self) -> list[str]:
-        """One whole line per skipped file (what, why, what to do), and one for all hidden entries."""
+        """One whole line per skipped file (what, why, what to do), one for all hidden entries and one for
+        the files of types not indexed."""
         lines = [f"{self.name}: skipped {skip.source}: {skip.reason}" for skip in self.skipped]
         if self.hidden:
             shown = ", ".join(self.hidden[:5]) + (", ..." if len(self.hidden) > 5 else "")
@@ -109,7 +112,22 @@ class CorpusReport:
                 f"{self.name}: {len(self.hidden)} hidden files or folders not indexed "
                 f"(names starting with '.'): {shown}"
             )
+        if self.other_types:
+            lines.append(f"{self.name}: {other_types_line(self.other_types)}")
         return lines
+
+
+def other_types_line(counts: Counter[str]) -> str:
+    """The files passed over for their type, by suffix (most first), and how to have one read as text:
+    ``3 files of types not indexed: .log ×2, .bak (...)``."""
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], not item[0], item[0]))  # files without one last
+    shown = ", ".join((suffix or "no suffix") + (f" ×{n}" if n > 1 else "") for suffix, n in ranked[:8])
+    line = f"{sum(counts.values())} files of types not indexed: {shown}" + (", ..." if len(ranked) > 8 else "")
+    example = next((suffix for suffix, _ in ranked if suffix), None)
+    if example is None:
+        return line
+    hint = f'to have a type read as text, list it in the folder\'s corpus.toml: [documents] include = ["{example}"]'
+    return f"{line} ({hint})"
 
 
 @dataclass(frozen=True)
@@ -163,7 +181,7 @@ class IngestReport:
                 {
                     "name": c.name, "added": len(c.added), "changed": len(c.changed), "deleted": len(c.deleted),
                     "unchanged": c.unchanged, "skipped": [asdict(skip) for skip in c.skipped],
-                    "hidden": len(c.hidden), "lines": c.skip_lines(),
+                    "hidden": len(c.hidden), "other_types": dict(c.other_types), "lines": c.skip_lines(),
                 }
                 for c in self.corpora
             ],
@@ -504,7 +522,7 @@ def _plan(
     """What to do for one corpus. A file refused before and unchanged since is reported again, not re-read;
     a file whose size and modification time are those in ``fingerprints`` is not read at all."""
     scan = scan_corpus(config, int(settings.max_file_mb * 1_048_576), settings.data_dir)
-    report = CorpusReport(name=config.name, skipped=scan.skipped, hidden=scan.hidden)
+    report = CorpusReport(name=config.name, skipped=scan.skipped, hidden=scan.hidden, other_types=scan.other_types)
     to_load: list[SourceFile] = []
     files = []
     root = config.root.resolve()

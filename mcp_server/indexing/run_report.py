@@ -2,7 +2,8 @@
 
 ``last-ingest.json`` holds when the run finished, what it published and, per corpus, the
 counts of added, changed, deleted and unchanged documents, every skipped file with its
-reason and the number of hidden entries left out. Written atomically after each run.
+reason, the number of hidden entries left out and the files passed over for their type
+(by suffix). Written atomically after each run.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import click
 
 from mcp_server.cli_support import handle_errors, with_overrides
 from mcp_server.documents.corpus import load_corpus_config
+from mcp_server.indexing.cli import indexed_corpora
 from mcp_server.install.config_file import add_server
 from mcp_server.install.hosts import HOSTS, Host, Launch, ragmcp_command, server_launch
 from mcp_server.settings import Settings
@@ -106,8 +107,18 @@ def _explain(host: Host, name: str, launch: Launch, settings: Settings, in_user_
         _say("corpora: the bundled demo (no --corpus given; add --corpus PATH for your own folders)")
     _say(f"index: {settings.data_dir}")
     folders = [str(p) for p in settings.corpora] if explicit_corpora else []
-    ingest = [*ragmcp_command(), "--data-dir", str(settings.data_dir), "ingest", *folders]
-    _say(f"to build the index before the first start: {shlex.join(ingest)}")
+    ingest = shlex.join([*ragmcp_command(), "--data-dir", str(settings.data_dir), "ingest", *folders])
+    indexed = {Path(folder) for folder, _, _ in indexed_corpora(settings).values()}
+    missing = [folder for folder in settings.corpora if folder.resolve() not in indexed]
+    if not indexed:
+        _say(f"to build the index before the first start (worth it for large folders): {ingest}")
+    elif missing:
+        them = "it" if len(missing) == 1 else "them"
+        listed = ", ".join(map(str, missing)) if explicit_corpora else "the bundled demo corpora"
+        _say(f"the index does not hold {listed} yet; to index {them} before the first start: {ingest}")
+    else:
+        _say(f"the index already holds these corpora; the server brings it up to date when it starts "
+             f"(or now: {ingest})")
     if host.name == "claude-code" and in_user_file:
         entry = json.dumps(launch.entry(host), ensure_ascii=False)
         _say(

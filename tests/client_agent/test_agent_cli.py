@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +14,7 @@ from click.testing import CliRunner
 from client_agent.cli import main
 from client_agent.trace import read_trace
 from mcp_server.settings import Settings
-from tests.helpers import subprocess_env
+from tests.helpers import subprocess_env, write_doc
 
 pytestmark = pytest.mark.slow
 
@@ -50,6 +53,31 @@ def test_text_output_lists_the_cited_sources_and_progress_goes_to_stderr(bundled
     answer, _, sources = out.partition("\nSources:\n")
     assert "E1042" in answer and "handbook:it/vpn-troubleshooting#" in sources
     assert "searching" in err and "searching" not in out
+
+
+def test_quiet_prints_nothing_but_the_answer(tmp_path: Path) -> None:
+    folder = tmp_path / "garden"
+    write_doc(folder, "notes.md", "Garden notes", "The greenhouse key hangs behind door 7.")
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("RAGMCP_", "RAG_AGENT_"))}
+    env = {**inherited, "HOME": str(tmp_path), "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "", "OPENAI_BASE_URL": "",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    command = [sys.executable, "-c", "from client_agent.cli import main; main()", "ask", "--quiet", "--corpus",
+               str(folder), "Where does the greenhouse key hang?"]
+
+    for run_number in (1, 2):  # the first builds the index, the second finds it up to date
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0 and done.stderr == "", (run_number, done.stderr)
+        answer, _, sources = done.stdout.partition("\nSources:\n")
+        assert "door 7" in answer and "[garden:notes#0] Garden notes" in sources
+
+
+def test_quiet_shows_the_servers_lines_when_it_fails(tmp_path: Path) -> None:
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("RAGMCP_", "RAG_AGENT_"))}
+    env = {**inherited, "HOME": str(tmp_path), "RAGMCP_MAX_TOP_K": "0", "ANTHROPIC_API_KEY": "", "OPENAI_API_KEY": "",
+           "OPENAI_BASE_URL": "", "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run([sys.executable, "-c", "from client_agent.cli import main; main()", "ask", "--quiet", "key?"],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "invalid settings: max_top_k" in done.stderr
 
 
 def test_empty_question_is_refused_with_an_example(bundled_settings: Settings) -> None:

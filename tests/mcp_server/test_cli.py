@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -199,13 +200,70 @@ def test_a_settings_error_names_the_problem_without_quoting_the_api_key(run, mon
 
 
 def test_ingesting_a_folder_that_is_not_configured_says_where_it_is_served(  # type: ignore[no-untyped-def]
-    run, tmp_path: Path
+    run, tmp_path: Path, tiny_settings: Settings
 ) -> None:
     folder = tmp_path / "notes"
     folder.mkdir()
     (folder / "compost.md").write_text("# Compost\n\nCooked food must not go in the compost bins.\n", encoding="utf-8")
-    code, _, err = run("ingest", str(folder))
-    assert code == 0 and "notes: 1 added" in err
-    note = " ".join(err.split())  # the console may wrap the line
-    assert "notes is not in RAGMCP_CORPORA here" in note and "ragmcp install" in note
-    assert "ragmcp corpus remove notes" in note
+    assert run("ingest")[0] == 0  # the configured corpus, tiny
+    code, _, ingested = run("ingest", str(folder))
+    assert code == 0 and "notes: 1 added" in ingested
+    configured = os.pathsep.join([str(tiny_settings.corpora[0]), str(folder.resolve())])
+
+    code, out, err = run("search", "compost bins", "--corpus", "notes", "-k", "1")
+    assert code == 0 and out.startswith("[notes:compost#0]")
+    assert "note: notes is not in RAGMCP_CORPORA" in err and f"to serve it: RAGMCP_CORPORA={configured}" in err
+    code, out, _ = run("doc", "notes:compost")
+    assert code == 0 and out.startswith("notes:compost — Compost (compost.md)")
+    code, out, err = run("search", "compost", "--mode", "keyword")  # RAGMCP_CORPORA's corpora only
+    assert code == 0 and out == "no hits\n"
+    assert "not searched: notes, in the index but not in RAGMCP_CORPORA (search one with --corpus NAME)" in err
+    note = " ".join(ingested.split())  # the console may wrap the line
+    assert "notes is not in RAGMCP_CORPORA" in note and f"To serve it: RAGMCP_CORPORA={configured}" in note
+    assert "ragmcp search --corpus notes reads it" in note and "ragmcp corpus remove notes" in note
+
+
+def test_status_does_not_count_corpora_it_does_not_serve(  # type: ignore[no-untyped-def]
+    run, tmp_path: Path, tiny_settings: Settings
+) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "compost.md").write_text("# Compost\n\nCooked food must not go in the compost bins.\n", encoding="utf-8")
+    assert run("ingest")[0] == 0 and run("ingest", str(folder))[0] == 0
+    configured = os.pathsep.join([str(tiny_settings.corpora[0]), str(folder.resolve())])
+
+    code, out, _ = run("status", "--json")
+    status = json.loads(out)
+    assert (status["documents"], status["chunks"], [c["name"] for c in status["corpora"]]) == (3, 3, ["tiny"])
+    assert status["not_served"] == [{"name": "notes", "folder": str(folder.resolve()), "documents": 1, "chunks": 1}]
+    code, out, _ = run("status")
+    assert "served: 3 documents, 3 chunks in 1 corpora\n" in out
+    assert f"indexed but not served: notes (1 documents) — serve with RAGMCP_CORPORA={configured}" in out
+
+
+def _ragmcp(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``ragmcp ARGS`` as a new user runs it: this HOME, no RAGMCP_* setting."""
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("RAGMCP_", "XDG_"))}
+    env = {**inherited, "HOME": str(home), "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    return subprocess.run([sys.executable, "-m", "mcp_server", *args], env=env, capture_output=True, text=True)
+
+
+def test_after_ingesting_a_folder_the_cli_reads_it_without_a_setting(tmp_path: Path) -> None:
+    folder = tmp_path / "mydocs"
+    folder.mkdir()
+    (folder / "compost.md").write_text("# Compost\n\nCooked food must not go in the compost bins.\n", encoding="utf-8")
+    ingested = _ragmcp(tmp_path, "ingest", str(folder))
+    assert ingested.returncode == 0, ingested.stderr
+
+    searched = _ragmcp(tmp_path, "search", "what goes in the compost", "-k", "1")
+    assert searched.returncode == 0, searched.stderr
+    assert searched.stdout.startswith("[mydocs:compost#0]") and "compost bins" in searched.stdout
+    assert "no index yet" not in searched.stderr  # the demo corpora were not built instead
+    note = " ".join(ingested.stderr.split())
+    assert "ragmcp search and ragmcp doc read mydocs" in note and f"RAGMCP_CORPORA={folder}" in note
+    assert f"rag-agent ask --corpus {folder}" in note
+    shown = _ragmcp(tmp_path, "doc", "mydocs:compost")
+    assert shown.returncode == 0 and shown.stdout.startswith("mydocs:compost — Compost (compost.md)")
+    status = _ragmcp(tmp_path, "status").stdout
+    assert "served: 0 documents, 0 chunks in 0 corpora (RAGMCP_CORPORA unset: the bundled demo corpora)" in status
+    assert f"indexed but not served: mydocs (1 documents) — serve with RAGMCP_CORPORA={folder};" in status

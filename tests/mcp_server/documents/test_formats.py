@@ -3,6 +3,7 @@ and where each chunk lies in its source (page, slide, sheet, lines)."""
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import docx
@@ -89,6 +90,38 @@ def test_sheet_rows_carry_their_header_and_chunks_never_cut_a_row(tmp_path: Path
     assert seen == [line for line in text.split("\n") if line.startswith("Item: ")]  # every row once, in order
     assert "Item: Item 2 | Cost: 3 | Note: long note long note" in text and "Item: Item 4 | Cost: 6\n" in text
     assert [(c.section, c.location.page) for c in extracted.chunks if c.location.page != "Costs"] == [("Tiny", "Tiny")]
+
+
+def _with_cached_values(path: Path, replacements: dict[bytes, bytes]) -> None:
+    """Rewrite the first sheet's XML as Excel saves it: formulas with the values they computed."""
+    with zipfile.ZipFile(path) as archive:
+        members = [(info, archive.read(info)) for info in archive.infolist()]
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for info, data in members:
+            if info.filename == "xl/worksheets/sheet1.xml":
+                for old, new in replacements.items():
+                    assert old in data
+                    data = data.replace(old, new)
+            archive.writestr(info, data)
+
+
+def test_a_formula_saved_without_its_value_reads_as_not_computed(tmp_path: Path) -> None:
+    rows = [("Item", "Amount", "Size"), ("Pump", 30, '=IF(B2>50,"big","")'), ("Valve", 12), ("Total", "=SUM(B2:B3)")]
+    path = write_xlsx(tmp_path / "book.xlsx", {"Costs": rows})  # openpyxl writes no values for formulas
+
+    text = extract_path(path, SMALL, 100).document.text
+
+    assert "Item: Total | Amount: =SUM(B2:B3), not computed" in text.splitlines()
+    assert 'Item: Pump | Amount: 30 | Size: =IF(B2>50,"big",""), not computed' in text.splitlines()
+    with pytest.raises(IngestError, match="has more than 8 cells"):  # read twice, within the one cell limit
+        extract_path(path, SMALL, 100, max_sheet_cells=8)
+    _with_cached_values(path, {  # as Excel saves them: a number, and the empty text the IF gave
+        b'<c r="B4"><f>SUM(B2:B3)</f><v></v></c>': b'<c r="B4"><f>SUM(B2:B3)</f><v>42</v></c>',
+        b'<c r="C2"><f>': b'<c r="C2" t="str"><f>',
+    })  # fmt: skip
+    text = extract_path(path, SMALL, 100).document.text
+    assert "Item: Total | Amount: 42" in text.splitlines() and "Item: Pump | Amount: 30" in text.splitlines()
+    assert "not computed" not in text
 
 
 def test_csv_rows_are_cited_by_their_lines_even_across_quoted_newlines(tmp_path: Path) -> None:

@@ -164,6 +164,25 @@ def test_strict_fails_the_run_but_publishes_and_a_rerun_reports_the_skips_again(
     assert "mixed: skipped latin1.md: is not valid UTF-8 (byte 3)" in out
 
 
+def test_files_of_types_not_indexed_are_counted_in_the_summary_and_in_status(mixed_folder: Path) -> None:
+    for name in ("server.log", "old/server.log", "budget.xlsx.bak", "LICENSE"):
+        (mixed_folder / name).parent.mkdir(exist_ok=True)
+        (mixed_folder / name).write_text("not a document\n", encoding="utf-8")
+    (mixed_folder / "data").mkdir()
+    (mixed_folder / "data" / "index.sqlite").write_bytes(b"\0")  # the data dir inside the folder: not counted
+    settings = Settings(data_dir=mixed_folder / "data", corpora=[mixed_folder], max_file_mb=MAX_FILE_MB)
+    line = ("mixed: 4 files of types not indexed: .log ×2, .bak, no suffix (to have a type read as text, list it in "
+            "the folder's corpus.toml: [documents] include = [\".log\"])")
+
+    code, _, err = _cli(settings, "ingest")
+
+    assert code == 0, err
+    assert line in err.splitlines()
+    assert f"mixed: {len(GOOD_DOCUMENTS)} added, 0 changed, 0 deleted, 0 unchanged, {len(BAD_FILES)} skipped" in err
+    code, out, _ = _cli(settings, "status")
+    assert f"{len(BAD_FILES)} files skipped, 4 of types not indexed:" in out and f"  {line}" in out.splitlines()
+
+
 def test_a_document_that_turns_bad_leaves_every_store(settings: Settings, mixed_folder: Path) -> None:
     ingest(settings)
     (mixed_folder / "notes.md").write_bytes(b"\xff\xfe broken now")
