@@ -13,6 +13,7 @@ import logging
 import shlex
 import sys
 import textwrap
+from dataclasses import asdict
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from mcp_server.cli_support import handle_errors, load_settings, with_overrides
 from mcp_server.display_text import for_display, json_for_display
 from mcp_server.errors import IndexMissingError
 from mcp_server.indexing.cli import corpus, indexed_corpora, say_waiting, serving_setting
+from mcp_server.indexing.build_status import BuildStatus, read_build_status
 from mcp_server.indexing.configured import configured_names
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.indexing.watch_cli import watch
@@ -316,15 +318,22 @@ def sql(settings: Settings, query: str, params: tuple[str, ...], max_rows: int |
 @click.pass_obj
 @handle_errors
 def status(settings: Settings, as_json: bool) -> None:
-    """Show where the index is, what it holds and what model built it, and the database's tables."""
+    """Show where the index is, what it holds and what model built it, how far a running build is, and the
+    database's tables."""
     database = database_status(settings)
+    building = read_build_status(settings.data_dir)
     try:
         retriever = Retriever.open(settings)
     except IndexMissingError as e:
         if as_json:
-            click.echo(json.dumps({"index": str(settings.index_dir), "built": False, "database": database}))
+            missing = {"index": str(settings.index_dir), "built": False, "database": database, **_build_json(building)}
+            click.echo(json_for_display(json.dumps(missing, ensure_ascii=False)))
             return
-        raise click.ClickException(str(e)) from e
+        if building is None:
+            raise click.ClickException(str(e)) from e
+        click.echo(f"index: none yet at {settings.index_dir}")
+        _echo_build(building)
+        return
     last_ingest = load_run_report(settings.data_dir)
     try:
         corpora = retriever.corpora()
@@ -344,6 +353,7 @@ def status(settings: Settings, as_json: bool) -> None:
         }  # documents and chunks: of the served corpora, those in "corpora"
     finally:
         retriever.close()
+    info |= _build_json(building)
     if as_json:
         click.echo(json_for_display(json.dumps(info, indent=2, ensure_ascii=False)))
         return
@@ -361,6 +371,7 @@ def status(settings: Settings, as_json: bool) -> None:
         serve = serving_setting(settings, [str(c["folder"]) for c in not_served])
         _echo_line(f"indexed but not served: {listed} — serve with {serve}; drop with ragmcp corpus remove NAME")
     _echo_last_ingest(last_ingest)
+    _echo_build(building)
     if database["path"] is None:
         click.echo("database: none configured (RAGMCP_DATABASE)")
         return
@@ -370,6 +381,18 @@ def status(settings: Settings, as_json: bool) -> None:
     click.echo(f"database: {database['path']}")
     for table in database["tables"]:
         _echo_line(f"  {table['name']}: {table['rows']} rows")
+
+
+def _build_json(status: BuildStatus | None) -> dict[str, Any]:
+    """What ``status --json`` says of the running index build: ``build``, its record and position (nothing
+    when no build runs)."""
+    return {} if status is None else {"build": {**asdict(status), "position": status.describe()}}
+
+
+def _echo_build(status: BuildStatus | None) -> None:
+    """The running index build's position: phase, documents done and what the current document is doing."""
+    if status is not None:
+        _echo_line(f"building now: {status.describe()} (process {status.pid})")
 
 
 def _echo_last_ingest(run: dict[str, Any] | None) -> None:

@@ -3,6 +3,11 @@
 stdout is never touched: it carries results, or the MCP protocol when serving over stdio. Log
 lines are whole lines (give the console ``soft_wrap=True``: rich otherwise wraps at 80
 columns when stderr is not a terminal, cutting lines in a host's log).
+
+A phase counts whole items (documents, chunks); what one long item is doing - the page being
+read, the chunk being embedded - comes as a *detail*, so that a single 300-page manual still
+shows movement. A phase's last line is written when its last item is done, so it comes
+before whatever the caller prints next (the run's report).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -32,7 +38,8 @@ class ProgressSink(Protocol):
     def advance(self, amount: int) -> None: ...
 
     def detail(self, text: str) -> None:
-        """What the current item is doing (``reading manual.pdf: page 120 of 2000``), for long items."""
+        """What the current item is doing (``reading manual.pdf: page 120 of 2000``, ``embedding
+        manual.pdf: chunk 640 of 1,127``), for long items."""
 
 
 class SilentProgress:
@@ -75,11 +82,12 @@ class BarProgress:
         self._progress.update(self._task, advance=amount, description=self._phase)
 
     def detail(self, text: str) -> None:
-        self._progress.update(self._task, description=f"{self._phase}: {text}")
+        self._progress.update(self._task, description=f"{self._phase}: {escape(text)}")  # a file name is not markup
 
 
 class LogProgress:
-    """A line per phase start and end, and one every LOG_INTERVAL_S seconds in between."""
+    """A line per phase start and end (as soon as its last item is done), and one every LOG_INTERVAL_S
+    seconds in between, with the latest detail when one came since the last line."""
 
     def __init__(self, console: Console) -> None:
         self._console = console
@@ -96,7 +104,8 @@ class LogProgress:
     def advance(self, amount: int) -> None:
         self._done += amount
         now = time.monotonic()
-        if now - self._last >= LOG_INTERVAL_S:
+        finished = bool(self._total) and self._done >= self._total and self._reported != self._done
+        if finished or now - self._last >= LOG_INTERVAL_S:
             self._last = now
             self._line(now)
 
@@ -115,10 +124,14 @@ class LogProgress:
         self._total = 0
 
     def _line(self, now: float, detail: str = "") -> None:
-        rate = self._done / max(now - self._started, 1e-9)
+        """``phase: done/total (rate)``, then the detail; no rate before the first item is done (a long
+        first item is not a rate of 0), and the time taken when items take over ten seconds each."""
+        elapsed = max(now - self._started, 1e-9)
+        rate = self._done / elapsed
+        pace = "" if not self._done else f" ({rate:,.1f}/s)" if rate >= 0.1 else f" ({elapsed:,.0f} s)"
         self._reported = self._done
-        line = f"{self._phase}: {self._done}/{self._total} ({rate:,.1f}/s)" + (f", {detail}" if detail else "")
-        self._console.print(line, highlight=False)
+        line = f"{self._phase}: {self._done}/{self._total}{pace}" + (f", {detail}" if detail else "")
+        self._console.print(line, highlight=False, markup=False)
 
 
 @contextmanager

@@ -3,7 +3,9 @@
 A server starts one :class:`BackgroundIngest`: it waits for any other ingestion on the data
 dir (another server starting at the same moment, ``ragmcp ingest``) and then ingests the
 configured corpora incrementally, so that when several start at once one builds and the
-others find nothing left to do. Progress and the outcome go to the log (stderr) as whole lines.
+others find nothing left to do. Progress and the outcome go to the log (stderr) as whole lines;
+how far the build is also goes to the data dir's build record (:mod:`mcp_server.indexing.build_status`),
+which ``ragmcp status`` and the progress notifications of a call waiting for the index read.
 
 The build runs in a spawned child process, not a thread: the server does not keep the
 memory the build used once it is done, and the build never holds the interpreter lock a search

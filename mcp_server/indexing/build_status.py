@@ -2,9 +2,11 @@
 
 The process holding the ingestion lock writes ``<data dir>/build.json`` (atomically, at most
 every :data:`WRITE_INTERVAL_S` and at each phase start) while it builds, and deletes it when
-done. Servers that are waiting for that build (or have no index yet) read it to tell a
-client how far the build is and when to try again. A record whose writer has died is
-ignored.
+done. It holds the phase, how many of its items are done and what the current item is doing
+(``embedding manual.pdf: chunk 640 of 1,127``). Servers that are waiting for that build (or
+have no index yet) read it to tell a client how far the build is and when to try again
+(a stdio server also as progress notifications, :mod:`mcp_server.surface.stdio`), and so does
+``ragmcp status``. A record whose writer has died is ignored.
 """
 
 from __future__ import annotations
@@ -12,21 +14,22 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from mcp_server.indexing.generations import write_file_atomically
 
 RECORD = "build.json"
 WRITE_INTERVAL_S = 0.5
-INDEXING_PHASE = "indexing documents"  # documents read, embedded and written, batch by batch
+INDEXING_PHASE = "indexing documents"  # documents read, embedded and written (counted once written), batch by batch
 KEYWORD_PHASE = "writing the keyword index"  # the keyword segments still pending at the end
 UNITS = {INDEXING_PHASE: "documents", KEYWORD_PHASE: "chunks"}
 
 
 @dataclass(frozen=True)
 class BuildStatus:
-    """One moment of a build: its phase, how many of the phase's items are done, and since when."""
+    """One moment of a build: its phase, how many of the phase's items are done, since when, and what
+    the current item is doing."""
 
     pid: int
     started: float  # the build's start (time.time())
@@ -34,12 +37,15 @@ class BuildStatus:
     phase_started: float
     done: int
     total: int
+    detail: str = ""  # e.g. 'embedding manual.pdf: chunk 640 of 1,127'; '' when nothing was said since the last item
 
     def describe(self) -> str:
-        """E.g. 'indexing documents: 128 of 310 documents done', or 'starting'."""
-        if self.phase not in UNITS:
-            return self.phase
-        return f"{self.phase}: {self.done:,} of {self.total:,} {UNITS[self.phase]} done"
+        """E.g. 'indexing documents: 0 of 310 documents done; embedding manual.pdf: chunk 640 of 1,127',
+        or 'starting'."""
+        position = self.phase
+        if self.phase in UNITS:
+            position = f"{self.phase}: {self.done:,} of {self.total:,} {UNITS[self.phase]} done"
+        return f"{position}; {self.detail}" if self.detail else position
 
     def retry_after_s(self, now: float | None = None) -> int:
         """A sensible wait before asking again: the phase's remaining time at its rate so far, 5 s to 2 min."""
@@ -95,18 +101,20 @@ class BuildRecord:
         self._write()
 
     def advance(self, amount: int) -> None:
-        status = self._status
-        self._status = BuildStatus(
-            status.pid, status.started, status.phase, status.phase_started, status.done + amount, status.total
-        )
-        if time.monotonic() - self._written >= WRITE_INTERVAL_S:
-            self._write()
+        self._status = replace(self._status, done=self._status.done + amount, detail="")
+        self._write_soon()
 
     def detail(self, text: str) -> None:
-        pass  # the record counts documents; what one document is doing is for the terminal
+        self._status = replace(self._status, detail=text)
+        self._write_soon()
 
     def clear(self) -> None:
         self._path.unlink(missing_ok=True)
+
+    def _write_soon(self) -> None:
+        """Write the record if the last write is WRITE_INTERVAL_S old (a phase start writes at once)."""
+        if time.monotonic() - self._written >= WRITE_INTERVAL_S:
+            self._write()
 
     def _write(self) -> None:
         write_file_atomically(self._path, json.dumps(asdict(self._status)))

@@ -192,6 +192,7 @@ class IngestReport:
 class _PreparedChunk:
     corpus: str
     doc_id: str
+    name: str  # the document's file name, for progress
     chunk: int
     text: str
     embed_text: str
@@ -590,6 +591,9 @@ def _build(
     documents to load stream through in batches of about :data:`BATCH_CHUNKS` chunks: each
     batch is stored, embedded (from the cache where it can be) and written to the vector and
     keyword stores before the next is read, so memory does not grow with the corpus.
+
+    ``progress`` counts a document once its batch is written, and hears in between which
+    document is being read (and its pages) and how far the embedding of a batch is.
     """
     docstore = DocumentStore(staging / "docstore.sqlite")
     cache = EmbeddingCache(settings.embedding_cache_path, embedder.name, embedder.dimension)
@@ -618,15 +622,20 @@ def _build(
         keyword_writer = open_keyword_writer(staging / "whoosh", documents)
         progress.start(INDEXING_PHASE, documents)
         batch: list[_PreparedChunk] = []
+        loaded = 0  # documents read since the last batch was written
         for plan in plans:
             for source in plan.to_load:
+                progress.detail(f"reading {source.path.name}")
                 batch.extend(_load_into_docstore(docstore, plan, source, reader, settings))
-                progress.advance(1)
+                loaded += 1
                 if len(batch) >= BATCH_CHUNKS:
-                    report.add(_write_batch(batch, cache, embedder, vectors, keyword_writer, settings))
-                    batch = []
+                    report.add(_write_batch(batch, cache, embedder, vectors, keyword_writer, settings, progress))
+                    progress.advance(loaded)
+                    batch, loaded = [], 0
         if batch:
-            report.add(_write_batch(batch, cache, embedder, vectors, keyword_writer, settings))
+            report.add(_write_batch(batch, cache, embedder, vectors, keyword_writer, settings, progress))
+        if loaded:
+            progress.advance(loaded)
         for plan in plans:
             docstore.set_unindexed(plan.config.name, plan.unindexed())
         keyword_writer.finish(progress)
@@ -649,9 +658,10 @@ def _write_batch(
     vectors: ChromaStore,
     keywords: KeywordWriter,
     settings: Settings,
+    progress: ProgressSink,
 ) -> _Written:
     """Embed ``batch`` and write it to the vector and keyword stores."""
-    embeddings, computed, seconds = _embed(batch, cache, embedder, settings)
+    embeddings, computed, seconds = _embed(batch, cache, embedder, settings, progress)
     vectors.add(
         [
             VectorRecord(citation_id(c.corpus, c.doc_id, c.chunk), c.corpus, c.doc_id, c.chunk, e)
@@ -713,7 +723,7 @@ def _load_into_docstore(
         text = loaded.text[c.char_start : c.char_end]
         prepared.append(
             _PreparedChunk(
-                corpus=config.name, doc_id=source.doc_id, chunk=c.index, text=text,
+                corpus=config.name, doc_id=source.doc_id, name=source.path.name, chunk=c.index, text=text,
                 embed_text=f"{loaded.title}\n{text}",
                 keyword_text=f"{loaded.title}\n{c.section}\n{text}",
             )
@@ -722,13 +732,22 @@ def _load_into_docstore(
 
 
 def _embed(
-    chunks: Sequence[_PreparedChunk], cache: EmbeddingCache, embedder: Embedder, settings: Settings
+    chunks: Sequence[_PreparedChunk],
+    cache: EmbeddingCache,
+    embedder: Embedder,
+    settings: Settings,
+    progress: ProgressSink,
 ) -> tuple[list[npt.NDArray[np.float32]], int, float]:
-    """Vectors for every chunk, from the cache where possible; returns (vectors, computed, seconds)."""
+    """Vectors for every chunk, from the cache where possible; returns (vectors, computed, seconds).
+
+    After each request to the model, ``progress`` hears how many of the chunks to compute are done
+    (``embedding manual.pdf: chunk 640 of 1,127``).
+    """
     keys = [text_key(c.embed_text) for c in chunks]
     found = cache.get_many(keys)
     texts = {key: c.embed_text for key, c in zip(keys, chunks) if key not in found}
     todo = sorted(texts, key=lambda k: len(texts[k]))
+    subject = _embedding_subject([c for key, c in zip(keys, chunks) if key in texts]) if todo else ""
     started = time.perf_counter()
     step = settings.embedding_batch_size
     for start in range(0, len(todo), step):
@@ -736,4 +755,18 @@ def _embed(
         vectors = embedder.embed([texts[k] for k in batch])
         cache.put_many(list(zip(batch, vectors)))
         found.update(zip(batch, vectors))
+        progress.detail(f"embedding {subject}: chunk {start + len(batch):,} of {len(todo):,}")
     return [found[k] for k in keys], len(todo), time.perf_counter() - started
+
+
+def _embedding_subject(chunks: Sequence[_PreparedChunk]) -> str:
+    """Whose ``chunks`` (at least one) are being embedded: the one document's file name, or the name of
+    the document with the most of them and how many others (``manual.pdf and 37 other documents``)."""
+    counts: dict[tuple[str, str], int] = {}
+    names: dict[tuple[str, str], str] = {}
+    for c in chunks:
+        counts[c.corpus, c.doc_id] = counts.get((c.corpus, c.doc_id), 0) + 1
+        names[c.corpus, c.doc_id] = c.name
+    others = len(counts) - 1
+    name = names[max(counts, key=counts.__getitem__)]
+    return name if not others else f"{name} and {others:,} other document{'s' if others > 1 else ''}"

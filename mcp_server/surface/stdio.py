@@ -16,6 +16,15 @@ and closes the old one once its running calls are done. When the corpora publish
 (counts, a corpus indexed), the corpus tools are published anew and the client is told with
 ``notifications/tools/list_changed`` and ``notifications/resources/list_changed`` (on a
 2026-07-28 connection, the same events on its ``subscriptions/listen`` stream).
+
+A host shows the build's progress through the one call that is waiting for it
+(:class:`_IndexProgress`): a corpus tool called with a ``progressToken`` while its corpus is
+being indexed waits for the index, at most :data:`INDEX_WAIT_S`, and meanwhile the client
+gets ``notifications/progress`` for that token whose message is the build's position
+(``building the index (indexing documents: 0 of 1 documents done; embedding manual.pdf:
+chunk 640 of 1,127)``).
+Then the call runs: on the new index, or told that the index is still being built and when
+to retry. A call without a token is answered at once, as before.
 """
 
 from __future__ import annotations
@@ -29,10 +38,11 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ToolsListChanged
+from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
 from mcp_server.documents.corpus import CorpusConfig
 from mcp_server.embedding.loading import load_embedder
@@ -53,6 +63,13 @@ from mcp_server.surface.answer_check import AnswerCheck
 from mcp_server.surface.tools import DocumentResult, RetrievalTools, SearchResult, query_database
 
 logger = logging.getLogger(__name__)
+INDEX_WAIT_S = 20.0
+"""How long a corpus tool call with a progressToken waits for its corpus to be indexed, reporting the
+build's progress: within the minute many hosts give a call, with time left for the call itself."""
+PROGRESS_POLL_S = 0.25
+"""How often a waiting call reads the build record (written at most every 0.5 s)."""
+INDEX_TOOLS = frozenset({"hybrid_search", "vector_search", "keyword_search", "get_document", "check_answer"})
+"""The tools that read the index (``sql_query`` does not)."""
 
 
 def serve_stdio(settings: Settings) -> None:
@@ -178,16 +195,35 @@ class LiveTools:
         if held is not None:
             held.tools.close()
 
+    def build_position(self, corpus: str | None) -> str | None:
+        """How far the index build is, while a call about ``corpus`` (None: any) would be told that the index
+        is being built and the build (or the opening of what it published) is under way; else None."""
+        with self._hold() as held:
+            if not self._unserved(held, corpus):
+                return None
+        status = read_build_status(self.settings.data_dir)  # this server's build, or the one it waits for
+        if status is not None:
+            return f"building the index ({status.describe()})"
+        if self._layout.current_name() != self.generation:
+            return "the index is built; opening it"
+        return None if self._build.finished.is_set() else "building the index (starting)"
+
     @contextmanager
     def _use(self, corpus: str | None) -> Iterator[RetrievalTools]:
         """The served generation for one call; IndexBuildingError when what is asked is not indexed yet."""
         with self._hold() as held:
-            configured = corpus is not None and any(c.name == corpus for c in self._configs)
-            # Without a corpus: building while no configured corpus is served yet, whatever else the index holds.
-            none_served = corpus is None and not any(c.name in held.indexed for c in self._configs) if held else True
-            if held is None or (configured and corpus not in held.indexed) or none_served:
+            if held is None or self._unserved(held, corpus):
                 raise IndexBuildingError(self._building(corpus if held is not None else None))
             yield held.tools
+
+    def _unserved(self, held: _Held | None, corpus: str | None) -> bool:
+        """Whether ``held`` (the served generation, None before the first) lacks ``corpus``, a configured
+        one, or (``corpus`` None) every configured corpus, whatever else the index holds."""
+        if held is None:
+            return True
+        if corpus is None:
+            return not any(c.name in held.indexed for c in self._configs)
+        return any(c.name == corpus for c in self._configs) and corpus not in held.indexed
 
     @contextmanager
     def _hold(self) -> Iterator[_Held | None]:
@@ -260,12 +296,42 @@ class _LegacySession:
         return result
 
 
+class _IndexProgress:
+    """Server middleware: a corpus tool call carrying a ``progressToken`` while its corpus is being indexed
+    waits for the index (at most :data:`INDEX_WAIT_S`), sending the build's position as progress
+    notifications for that token each time it changes; then the call goes on (see the module docstring)."""
+
+    def __init__(self, live: LiveTools) -> None:
+        self._live = live
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method == "tools/call" and progress_token_from_params(ctx.params) is not None:
+            params = ctx.params or {}
+            arguments = params.get("arguments")
+            corpus = arguments.get("corpus") if isinstance(arguments, dict) else None
+            if params.get("name") in INDEX_TOOLS and (corpus is None or isinstance(corpus, str)):
+                await self._wait(ctx, corpus)
+        return await call_next(ctx)
+
+    async def _wait(self, ctx: ServerRequestContext[Any, Any], corpus: str | None) -> None:
+        """Until ``corpus`` is served, the build is over or INDEX_WAIT_S have passed, report the build's
+        position whenever it changes (progress: the count of positions reported, which only grows)."""
+        deadline = anyio.current_time() + INDEX_WAIT_S
+        last, reported = "", 0
+        while anyio.current_time() < deadline and (position := self._live.build_position(corpus)) is not None:
+            if position != last:
+                last, reported = position, reported + 1
+                await ctx.session.report_progress(reported, None, position)
+            await anyio.sleep(PROGRESS_POLL_S)
+
+
 async def _serve(settings: Settings, live: LiveTools) -> None:
     bus = InMemorySubscriptionBus()
     legacy = _LegacySession()
     calls = CallRunner(settings)
     arguments = ArgumentCheck()
-    server = build_server(settings, live, calls=calls, middleware=[legacy], subscriptions=bus, arguments=arguments)
+    middleware: list[ServerMiddleware[Any]] = [legacy, _IndexProgress(live)]
+    server = build_server(settings, live, calls=calls, middleware=middleware, subscriptions=bus, arguments=arguments)
     async with anyio.create_task_group() as group:
         group.start_soon(_follow, server, settings, live, calls, arguments, bus, legacy)
         await server.run_stdio_async()
