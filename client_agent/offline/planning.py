@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from client_agent.connection import Catalog, CorpusSummary
 from client_agent.offline.meaning import best_similarity
-from client_agent.text import content_terms, identifiers, sentences
+from client_agent.text import content_terms, identifiers, original_words, sentences
 
 _QUESTION_WORD = r"(?:what|how|when|who|whom|which|where|why|is|are|do|does|did|can|could|must|should|will|would)\b"
 _NOT_RELATIVE = r"(?:what|how|why)\b"
@@ -133,7 +133,7 @@ def split_question(question: str) -> list[str]:
     parts = [p for p in pieces if content_terms(p)]
     if len(parts) <= 1:
         return [question.strip()]
-    subject = " ".join(content_terms(parts[0])[:3])
+    subject = " ".join(original_words(parts[0], content_terms(parts[0])[:3]))  # the user's words, not stems
     return [parts[0], *(f"{p} ({subject})" if _PRONOUN.search(p) else p for p in parts[1:])]
 
 
@@ -141,7 +141,7 @@ def resolve_follow_up(question: str, previous_questions: list[str]) -> str:
     """``question`` with the last turn's subject added when it refers back ("what about it", "the same")."""
     if not previous_questions or not (_PRONOUN.search(question) or len(content_terms(question)) <= 2):
         return question
-    subject = " ".join(content_terms(previous_questions[-1])[:4])
+    subject = " ".join(original_words(previous_questions[-1], content_terms(previous_questions[-1])[:4]))
     return f"{question.rstrip(' ?？')} ({subject})"
 
 
