@@ -47,55 +47,81 @@ def describe_location(
     return ", ".join(parts)
 
 
-def _nullable_as_type_lists(schema: dict[str, Any]) -> None:
-    """Write each property's ``anyOf`` of bare types as one type list: ``{"type": ["integer", "null"]}``.
+_ONE_TYPE_KEYWORDS = {"format", "minimum", "maximum", "minLength", "maxLength"}
+"""Keywords that constrain only values of their own type: beside "null" in a type list they mean what they did."""
 
-    The same constraint as pydantic's ``{"anyOf": [{"type": "integer"}, {"type": "null"}]}``,
-    which a host's JSON Schema validator checks about a third faster, on every result it
-    receives (the MCP SDK client validates each ``structuredContent`` against ``outputSchema``).
+
+def _as_type_list(field: dict[str, Any]) -> None:
+    """Write ``field``'s ``anyOf`` of bare types, or of one type and null, as a type list that accepts the same:
+    ``{"type": ["integer", "null"]}`` for pydantic's ``{"anyOf": [{"type": "integer"}, {"type": "null"}]}``,
+    keeping a format, range or length (and an ``enum``, which then holds null too).
+
+    Shorter, and a host's JSON Schema validator checks it about a third faster on every result
+    (the MCP SDK client validates each ``structuredContent`` against ``outputSchema``).
+    """
+    branches = field.get("anyOf")
+    if branches and all(set(branch) == {"type"} for branch in branches):
+        del field["anyOf"]
+        field["type"] = [branch["type"] for branch in branches]
+    elif (
+        branches and len(branches) == 2 and branches[1] == {"type": "null"}
+        and isinstance(branches[0].get("type"), str) and set(branches[0]) - {"type", "enum"} <= _ONE_TYPE_KEYWORDS
+    ):  # fmt: skip
+        typed = field.pop("anyOf")[0]
+        field |= typed | {"type": [typed["type"], "null"]}
+        if "enum" in typed:
+            field["enum"] = [*typed["enum"], None]
+
+
+def _untitled(schema: dict[str, Any]) -> None:
+    """Leave out of a model's JSON schema what only repeats: pydantic's title of each property ('Char Start'
+    for ``char_start``) and its default (every field is in every result; a filter left out sets no condition).
+
+    Hosts put the tools' schemas into the model's context on every turn.
     """
     for field in schema.get("properties", {}).values():
-        branches = field.get("anyOf")
-        if branches and all(set(branch) == {"type"} for branch in branches):
-            del field["anyOf"]
-            field["type"] = [branch["type"] for branch in branches]
+        field.pop("title", None)
+        field.pop("default", None)
+
+
+def _compact_schema(schema: dict[str, Any]) -> None:
+    """A result's JSON schema :func:`_untitled`, its nullable types as type lists (see :func:`_as_type_list`),
+    without the model's docstring: the tool's description says what its result is, the fields what they hold."""
+    _untitled(schema)
+    schema.pop("description", None)
+    for field in schema.get("properties", {}).values():
+        _as_type_list(field)
 
 
 class PublishedModel(BaseModel):
     """A shape the MCP surface publishes as a tool's ``outputSchema``."""
 
-    model_config = ConfigDict(json_schema_extra=_nullable_as_type_lists)
+    model_config = ConfigDict(json_schema_extra=_compact_schema)
 
 
 class Citation(PublishedModel):
     """Where a piece of evidence came from, precisely enough to quote and check it."""
 
-    id: str = Field(description="Citation id, '<corpus>:<doc_id>#<chunk>'; cite it as [id].")
+    id: str = Field(description="'<corpus>:<doc_id>#<chunk>'; cite it as [id].")
     corpus: str
-    doc_id: str = Field(description="Stable document id: its path inside the corpus, without extension.")
-    chunk: int = Field(description="Chunk number inside the document, from 0.")
+    doc_id: str = Field(description="The document's path inside the corpus, without extension.")
+    chunk: int = Field(description="Chunk number in the document, from 0.")
     title: str
-    source: str = Field(description="The document's file path inside its corpus.")
-    section: str = Field(description="Heading path of the chunk, e.g. 'Annual leave > Entitlement'.")
-    char_start: int = Field(description="Offset of the chunk's first character in the document text.")
-    char_end: int = Field(description="Offset one past the chunk's last character in the document text.")
-    updated: date | None = Field(default=None, description="The document's date, when known.")
-    url: str | None = Field(default=None, description="The document's original URL, when known.")
+    source: str = Field(description="File path inside the corpus.")
+    section: str = Field(description="Heading path, e.g. 'Annual leave > Entitlement'.")
+    char_start: int = Field(description="Offset in the document text; char_end is one past the chunk's end.")
+    char_end: int
+    updated: date | None = Field(default=None, description="The document's date.")
+    url: str | None = None
     page: int | str | None = Field(
-        default=None,
-        description="Where the chunk starts, for paged sources: the PDF page or slide number (from 1), or the "
-        "spreadsheet's sheet name; page_kind says which.",
+        default=None, description="Page or slide (from 1) or sheet where the chunk starts; page_end: where it ends."
     )
-    page_end: int | str | None = Field(
-        default=None, description="The page, slide or sheet where the chunk ends, when it runs past `page`."
-    )
-    page_kind: PageKind | None = Field(default=None, description="What `page` counts: page, slide or sheet.")
+    page_end: int | str | None = None
+    page_kind: PageKind | None = None
     line_start: int | None = Field(
-        default=None,
-        description="First line of the chunk in the source file (from 1), for text formats and CSV; "
-        "a row number in a spreadsheet sheet.",
+        default=None, description="Lines of the source file (rows of a sheet) from 1, line_end included."
     )
-    line_end: int | None = Field(default=None, description="Last line (or row) of the chunk in the source file.")
+    line_end: int | None = None
 
     def location(self) -> str:
         """'p. 12', 'slide 4', 'sheet Budget, rows 2–9', 'lines 10–24', or '' (see :func:`describe_location`)."""
@@ -106,7 +132,7 @@ class Hit(PublishedModel):
     """One ranked search result: a chunk of text and its citation."""
 
     rank: int = Field(description="1 for the best hit.")
-    score: float = Field(description="Retriever score: cosine similarity, BM25, or fused RRF score.")
+    score: float = Field(description="The score min_score compares: cosine similarity, BM25, fused or rerank score.")
     retriever: Retriever
     text: str
     citation: Citation
@@ -120,18 +146,15 @@ MAX_FILTER_CHARS = 200
 class SearchFilters(BaseModel):
     """Conditions on document metadata; every condition given must hold. Unknown keys are refused."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_untitled)
 
-    category: str | None = Field(default=None, description="Exact document category.")
+    category: str | None = Field(default=None, description="Exact category.")
     tags: list[Annotated[str, Field(max_length=MAX_FILTER_CHARS)]] = Field(
-        default_factory=list, max_length=MAX_FILTER_TAGS,
-        description=f"The document must carry all of these tags (at most {MAX_FILTER_TAGS}).",
+        default_factory=list, max_length=MAX_FILTER_TAGS, description="Tags the document must all carry.",
     )  # fmt: skip
     date_from: date | None = Field(default=None, description="Document date on or after this day.")
     date_to: date | None = Field(default=None, description="Document date on or before this day.")
-    source_prefix: str | None = Field(
-        default=None, description="Document path inside its corpus starts with this, e.g. 'hr/'."
-    )
+    source_prefix: str | None = Field(default=None, description="Start of the path inside the corpus, e.g. 'hr/'.")
 
     def is_empty(self) -> bool:
         return not (self.category or self.tags or self.date_from or self.date_to or self.source_prefix)
@@ -158,30 +181,25 @@ QuoteLines = Literal["file", "page", "text"]
 class QuoteLocation(PublishedModel):
     """Where a quote is in a document: its chunk's citation, page, lines and offsets, and how well it matches."""
 
-    quote: str = Field(description="The quote as it was asked for.")
-    text: str = Field(description="The document's own text at the match, verbatim: what to quote and cite.")
+    quote: str = Field(description="The quote as asked for.")
+    text: str = Field(description="The document's own words at the match: what to quote and cite.")
     exact: bool = Field(
-        description="True when the text is the quote once both are normalised (case, whitespace, hyphenation at "
-        "line breaks, Unicode forms, curly quotes and dashes); false for a close match."
+        description="True when text is the quote once both are normalised (case, spacing, hyphenation, Unicode "
+        "forms, quote marks and dashes)."
     )
-    ratio: float = Field(
-        description="Similarity of the normalised quote and text, 0 to 1 (1 when exact): 2 x matching characters / "
-        "(quote length + text length). A match needs at least the documented minimum."
-    )
-    char_start: int = Field(description="Offset of the match in the document text (as chunk offsets count).")
-    char_end: int = Field(description="Offset one past the match's end in the document text.")
-    citation: Citation = Field(description="The chunk holding the match (or where it starts): cite its id.")
-    end_citation: Citation | None = Field(
-        default=None, description="When the match runs on past that chunk: the chunk where it ends."
-    )
-    page: int | str | None = Field(default=None, description="The page, slide or sheet of the match's start.")
-    page_end: int | str | None = Field(default=None, description="Its last page, slide or sheet, when another.")
+    ratio: float = Field(description="Similarity of quote and text, 0 to 1 (1 when exact).")
+    char_start: int = Field(description="Offset in the document text; char_end is one past the match's end.")
+    char_end: int
+    citation: Citation = Field(description="The chunk where the match starts: cite its id.")
+    end_citation: Citation | None = Field(default=None, description="The chunk where it ends, when another.")
+    page: int | str | None = Field(default=None, description="Page, slide or sheet of its start; page_end: of its end.")
+    page_end: int | str | None = None
     page_kind: PageKind | None = None
-    line_start: int = Field(description="First line of the match, counted as `lines` says (from 1).")
-    line_end: int = Field(description="Last line of the match.")
+    line_start: int = Field(description="Its first and last line (from 1), as `lines` counts them.")
+    line_end: int
     lines: QuoteLines = Field(
-        description="What the line numbers count: 'file', lines of the source file (rows of a sheet); 'page', "
-        "lines of the page's extracted text (PDF pages, slides); 'text', lines of the document text."
+        description="'file': lines of the source file (rows of a sheet); 'page': lines of the page's text (PDF, "
+        "slides); 'text': lines of the document text."
     )
 
     def location(self) -> str:
@@ -200,21 +218,16 @@ class DocumentView(PublishedModel):
     tags: list[str] = Field(default_factory=list)
     updated: date | None = None
     url: str | None = None
-    page_kind: PageKind | None = Field(
-        default=None, description="What the chunks' `page` counts: page, slide or sheet."
-    )
+    page_kind: PageKind | None = Field(default=None, description="What the chunks' page counts.")
     metadata: dict[str, str] = Field(
-        default_factory=dict,
-        description="The document's other metadata fields, e.g. `ocr_pages`: the pages whose text was read by OCR.",
+        default_factory=dict, description="Other metadata, e.g. ocr_pages: the pages read by OCR."
     )
-    text: str = Field(description="The document text the chunk offsets refer to (or the requested window of it).")
-    text_offset: int = Field(default=0, description="Offset of `text` in the full document text.")
-    char_count: int = Field(description="Length of the full document text.")
+    text: str = Field(description="The document text (or the window asked for) that chunk offsets count in.")
+    text_offset: int = Field(default=0, description="Offset of text in the whole document text.")
+    char_count: int = Field(description="Length of the whole document text.")
     chunks: list[ChunkSpan]
     citation: Citation = Field(description="Citation of the first chunk returned.")
-    quote: QuoteLocation | None = Field(
-        default=None, description="With `quote` asked for: where it is; the chunks returned are those around it."
-    )
+    quote: QuoteLocation | None = Field(default=None, description="Where the quote asked for is.")
 
 
 class SqlResult(PublishedModel):
@@ -222,9 +235,9 @@ class SqlResult(PublishedModel):
 
     columns: list[str]
     rows: list[list[SqlValue]]
-    row_count: int = Field(description="Number of rows returned (after the row cap).")
-    truncated: bool = Field(description="True when more rows existed than were returned.")
-    citation_id: str = Field(description="'sql:<database>:<8-hex hash>'; cite it as [id].")
+    row_count: int = Field(description="Rows returned.")
+    truncated: bool = Field(description="True when more rows exist than were returned.")
+    citation_id: str = Field(description="'sql:<database>:<hash>'; cite it as [citation_id].")
     sql: str = Field(description="The normalised SQL that ran.")
 
 

@@ -192,9 +192,17 @@ class ReadOnlyDatabase:
             return [_table_info(connection, name, sql or "") for name, sql in tables]
 
     def schema_text(self) -> str:
-        """The schema in one line per table, compact enough for a tool description:
+        """The schema in one line per table:
         ``employees(id INTEGER PK, department_id INTEGER -> departments.id, ...) — what it holds [12 rows]``."""
         return "\n".join(_table_line(table) for table in self.schema())
+
+    def tables_text(self) -> str:
+        """The tables and their columns' names in one short line each, for the ``sql_query`` description:
+        ``employees(id, department_id, ...) [12 rows]``; types, keys and what a row holds are in :meth:`schema`."""
+        return "\n".join(
+            f"{table.name}({', '.join(column.name for column in table.columns)}) [{_rows(table.row_count)}]"
+            for table in self.schema()
+        )
 
     def _require_file(self) -> None:
         if not self.path.is_file():
@@ -314,8 +322,11 @@ def _table_info(connection: sqlite3.Connection, table: str, create_sql: str) -> 
 def _table_line(table: TableInfo) -> str:
     columns = ", ".join(_column_text(column) for column in table.columns)
     description = f" — {table.description}" if table.description else ""
-    rows = "1 row" if table.row_count == 1 else f"{table.row_count} rows"
-    return f"{table.name}({columns}){description} [{rows}]"
+    return f"{table.name}({columns}){description} [{_rows(table.row_count)}]"
+
+
+def _rows(count: int) -> str:
+    return "1 row" if count == 1 else f"{count} rows"
 
 
 def _column_text(column: ColumnInfo) -> str:

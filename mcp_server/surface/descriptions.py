@@ -2,8 +2,12 @@
 
 These words decide whether a model retrieves at all, which tool and corpus it picks and
 how it cites, so they say what each tool is for, when to use it and when not to, and
-state the limits with their numbers. The corpus list and the SQL schema are filled in
-from the opened index and database when the server is built.
+state the limits with their numbers. Hosts put them into the model's context on every turn,
+so each is a few lines and each thing is said once: the corpora and what each holds are
+listed under hybrid_search's corpus parameter only, and sql_query names the tables and their
+columns, leaving types, keys and what a row holds to the SQL schema resource (or
+``sqlite_master``). The corpus list and the tables are filled in from the opened index and
+database when the server is built.
 """
 
 from __future__ import annotations
@@ -13,74 +17,49 @@ from mcp_server.models import CorpusInfo
 from mcp_server.settings import Settings
 from mcp_server.surface.tools import HIT_CHARS
 
-_SIZE = (
-    "Each hit's text is at most {hit_chars:,} characters and one result at most {max_chars:,} characters "
-    "in all; hits beyond that are left out and counted in `omitted`."
-)
 _RETURNS = (
-    "Returns up to top_k hits (default 5, at most {max_top_k}), best first. Each hit is headed by its citation "
-    "id [corpus:doc_id#chunk] (cite it), then title, section and source, then the chunk text. "
-    + _SIZE
-    + " To read around a hit, call get_document with its citation id."
+    "Returns up to top_k hits, best first, each headed by its citation id [corpus:doc_id#chunk] to cite. A hit's "
+    "text is cut at {hit_chars:,} characters; one result is at most {max_chars:,} characters, as text and as "
+    "JSON (hits that do not fit are counted in `omitted`). get_document reads around a hit."
 )
 
 SEARCH_DESCRIPTIONS = {
     "hybrid": (
-        "Search the document corpora for passages that answer a question. This is the default search: it fuses "
-        "semantic and keyword rankings, so it works for natural questions and for specific terms alike.\n\n"
-        "Use it first for any question about what the documents say (policies, procedures, guides, FAQs). "
-        "Quoted words count as ordinary words here. "
-        "Prefer keyword_search when the question hinges on an exact identifier, error code or quoted phrase, and "
-        "vector_search when the documents probably use different words than the question. Do not use it for "
-        "counts, sums, prices or other facts about individual records (use sql_query), and use no tool at all "
-        "for general knowledge or arithmetic. Split a multi-part question into one search per part.\n\n"
-        + _RETURNS
-        + '\n\nExample: {{"query": "how far ahead must annual leave be requested"}}'
+        "Search the documents for passages that answer a question: the default search, meaning and keywords fused. "
+        "Use it first for what the documents say; keyword_search for an exact code, name or quoted phrase, "
+        "vector_search for a paraphrase. Do not use it for figures about records (sql_query), nor at all for general "
+        "knowledge or arithmetic. One search per part of a multi-part question.\n\n" + _RETURNS
     ),
     "vector": (
-        "Search the document corpora by meaning (embedding similarity), ignoring exact wording.\n\n"
-        "Use it when the question paraphrases the documents or asks about a concept in other words "
-        "('time off for a new baby' for a parental leave policy), or when hybrid_search found nothing useful. "
-        "Do not use it for exact identifiers, error codes, names or numbers (use keyword_search), for figures "
-        "about records (use sql_query), or for general knowledge (no tool needed).\n\n"
-        + _RETURNS
-        + '\n\nExample: {{"query": "what happens if I cannot connect to the company network from home"}}'
+        "Search the documents by meaning, whatever their wording: for a paraphrase or a concept in other words "
+        "('time off for a new baby'), or when hybrid_search found nothing useful. Do not use it for exact codes, "
+        "names or numbers (keyword_search), figures about records (sql_query) or general knowledge.\n\n" + _RETURNS
     ),
     "keyword": (
-        "Search the document corpora for exact words (BM25): identifiers, error codes, error messages, product "
-        "names, numbers. Put a phrase in double quotes to require it verbatim.\n\n"
-        "Use it when the exact string matters ('ERR_VPN_AUTH_4012', '\"migration lock held\"'). Do not use it for "
-        "general questions in natural language (use hybrid_search or vector_search): every word counts, so "
-        "a long question matches poorly. Not for figures about records (sql_query) or general knowledge (no "
-        "tool).\n\n"
-        + _RETURNS
-        + '\n\nExample: {{"query": "ERR_VPN_AUTH_4012"}}'
+        "Search the documents for exact words (BM25): identifiers, error codes and messages, names, numbers; "
+        '"double quotes" require a phrase verbatim. Do not use it for questions in natural language (every word '
+        "counts: use hybrid_search), figures about records (sql_query) or general knowledge.\n\n" + _RETURNS
     ),
 }
 
 CORPORA_LISTING = "the ragmcp://corpora resource"  # where each corpus's unreadable files are listed, with why
 SEARCH_TITLES = {"hybrid": "Hybrid search", "vector": "Semantic search", "keyword": "Keyword search"}
 
-QUERY = "What to search for: a question or key terms, 1 to {max_query_chars:,} characters."
-TOP_K = "How many hits to return, 1 to {max_top_k} (default 5). Ask for more only when the first hits fall short."
+QUERY = "A question or key terms."
+TOP_K = "Hits to return (default 5); ask for more only when the first fall short."
+SEARCH_CORPUS = "Search only this corpus; omit to search all."
+OTHER_CORPUS = "Search only this corpus (hybrid_search's corpus parameter says what each holds); omit to search all."
 MIN_SCORES = {
-    "vector": "Optional floor: leave out hits whose score, the cosine similarity of query and chunk (-1 to 1; "
-    "related text is usually above 0.3), is below it. The result counts what it left out.",
-    "keyword": "Optional floor: leave out hits whose score, BM25 (0 and up, unbounded: it grows with rare query "
-    "words and depends on the corpus, so compare scores within one result), is below it. The result counts what "
-    "it left out.",
-    "hybrid": "Optional floor: leave out hits whose score is below it. The score is 0.7 x the cosine similarity "
-    "plus 0.3 x the BM25 share (BM25 divided by the query's term weight: about 1 for a chunk holding every query "
-    "word; Chinese, Japanese and Korean queries weigh keywords 0.7), about 0 to 1. "
-    "The result counts what it left out.",
+    "vector": "Leave out hits below this cosine similarity (-1 to 1; related text is usually above 0.3).",
+    "keyword": "Leave out hits below this BM25 score (0 and up; it depends on query and corpus, so compare scores "
+    "within one result).",
+    "hybrid": "Leave out hits below this score: 0.7 x cosine similarity + 0.3 x BM25 share (about 1 when a chunk "
+    "holds every query word; Chinese, Japanese and Korean queries 0.3 and 0.7), about 0 to 1.",
 }
 MIN_SCORE_RERANKED = (
-    "Optional floor: leave out hits whose score is below it. This server reranks hybrid hits with the model "
-    "{model}: the score is that model's relevance score for query and chunk (for bge-reranker models served by "
-    "vLLM, TEI or Infinity about 0 to 1, higher is more relevant; llama.cpp gives raw scores that can be "
-    "negative). Should the rerank server fail, the hits come in fused order with fused scores (0.7 x cosine "
-    "similarity + 0.3 x BM25 share, about 0 to 1) and the result's reranked_by is null. "
-    "The result counts what it left out."
+    "Leave out hits below this score: this server reranks hybrid hits with the model {model}, and the score is "
+    "its relevance score (about 0 to 1 from vLLM, TEI or Infinity; raw, maybe negative, from llama.cpp). When the "
+    "rerank server fails, hits keep the fused order and scores (about 0 to 1) and reranked_by is null."
 )
 
 
@@ -90,79 +69,58 @@ def min_score(mode: str, rerank_model: str) -> str:
     return MIN_SCORE_RERANKED.format(model=rerank_model) if mode == "hybrid" and rerank_model else MIN_SCORES[mode]
 
 
-FILTERS = "Optional conditions on document metadata; every condition given must hold. Omit to search everything."
+FILTERS = "Omit to search everything."  # what filters are is said by SearchFilters, the parameter's schema
 
 GET_DOCUMENT = (
-    "Read a document, or the chunks around a search hit, with its citation ids.\n\n"
-    "Use it after a search when a hit is cut off mid-thought, when you need the surrounding context "
-    "(window chunks on each side), or to read a short document whole. Pass the hit's citation id "
-    "('handbook:hr/leave-policy#2') to read that chunk and its neighbours. Do not use it to find documents "
-    "(search first: ids come from hits) and do not guess ids.\n\n"
-    "Returns the text with each chunk's citation id marked where the chunk starts (cite the nearest marker "
-    "above a sentence), the document's metadata and its chunk map with character offsets. The text is at "
-    "most {max_chars:,} characters, cut after the last whole chunk that fits; `truncated` and "
-    "`next_chunk` then say where to read on.\n\n"
-    "With `quote`, it locates a passage: to give a citation its exact page and lines, or to check that words "
-    "you quote are really in the document. The whole document is searched, through differences of case, "
-    "spacing, line-break hyphenation, curly quotes and dashes and small misquotes (a match needs a similarity "
-    "of {min_quote_ratio:g}); `quote` in the result gives the citation id of the chunk holding it, the page or "
-    "slide, lines and offsets, the document's own wording (`text`), `exact`, and `ratio` (0 to 1). The text "
-    "returned is then the chunks around it. A quote that is not there is an error: then search instead. Do not "
-    "use quote to find documents (search first) or with a paraphrase.\n\n"
-    'Example: {{"doc_id": "handbook:hr/leave-policy#2", "window": 1}} or '
-    '{{"doc_id": "handbook:hr/leave-policy", "quote": "New staff get 20 days of annual leave", "window": 0}}'
+    "Read a document, or the chunks around a search hit, with each chunk's citation id marked where it starts "
+    "(cite the nearest marker above a sentence). Use it when a hit is cut off or needs its context, or to read a "
+    "short document whole: pass the hit's citation id for that chunk and `window` chunks on each side. Do not use "
+    "it to find documents (search first) or with guessed ids. The document's `text` is at most {max_chars:,} "
+    "characters, cut after the last whole chunk that fits (`truncated` and `next_chunk` say where to read on).\n\n"
+    "With `quote`, words copied from the document, it finds where they are: to give a citation its page and lines, "
+    "or to check a quotation. The whole document is searched, through differences of case, spacing, hyphenation, "
+    "quote marks and dashes and small misquotes (similarity at least {min_quote_ratio:g}). The result's `quote` "
+    "gives the chunk to cite, page, lines, offsets and the document's own words; the text is the chunks around it. "
+    "A quote not found is an error: search instead. Not for paraphrases."
 )
 CHECK_ANSWER = (
-    "Check a draft answer's citations before you give it: does the text of each cited chunk support its sentence?\n\n"
-    "Use it on your draft once it is written, with every factual sentence ending in the citation ids of its "
-    "evidence in square brackets, exactly as the tools returned them. Each sentence comes back supported "
-    "(with the citation and the matching span of the cited chunk: page, lines, offsets), unsupported (a "
-    "number, code or key term of the sentence is missing from the cited text), uncited (a factual claim "
-    "with no citation), unknown_id (the id does not exist or is not readable here), or not_factual. Fix or "
-    "drop every sentence that fails, then answer. The check is lexical: it cannot see a wrong relation "
-    "between words that all occur in the cited text. It does not search; SQL citations count as unknown.\n\n"
-    'Example: {{"answer": "New staff get 20 days of annual leave [handbook:hr/leave-policy#2]."}}'
-).replace("{{", "{").replace("}}", "}")
-ANSWER = "The draft answer: sentences ending in their [citation ids], as the search tools returned them."
-QUESTION = "The question the answer is for (optional; echoed in the result)."
-
-DOC_ID = (
-    "The document: a doc_id ('hr/leave-policy'), '<corpus>:<doc_id>', or a citation id from a hit "
-    "('handbook:hr/leave-policy#2', which also selects that chunk)."
+    "Check a draft answer's citations before giving it: does each cited chunk support its sentence? Pass the draft "
+    "with every factual sentence ending in its [citation ids], as the tools returned them. Each sentence comes back "
+    "supported (with where: page, lines, offsets), unsupported (a number, code or key term is missing from the "
+    "cited text), uncited, unknown_id (no such id here) or not_factual; fix or drop what fails. The check is "
+    "lexical (it cannot see a wrong relation between words that all occur) and does not search; SQL citations "
+    "count as unknown."
 )
-DOC_CORPUS = "The document's corpus; needed only when a bare doc_id exists in several corpora."
-CHUNK = "Return only this chunk (counted from 0) and `window` chunks on each side; omit for the whole document."
-WINDOW = "Chunks to include on each side of `chunk` (default 1; 0 for the chunk alone)."
+ANSWER = "The draft: sentences ending in their [citation ids], as the tools returned them."
+QUESTION = "The question answered (optional; echoed in the result)."
+
+DOC_ID = "A hit's citation id ('handbook:hr/leave-policy#2': that chunk), '<corpus>:<doc_id>' or a doc_id."
+DOC_CORPUS = "Needed only when a bare doc_id is in several corpora."
+CHUNK = "Only this chunk (from 0) and `window` chunks on each side; omit for the whole document."
+WINDOW = "Chunks on each side of `chunk` (0: the chunk alone)."
 QUOTE = (
-    "Optional: words to locate in the document, copied from it (one sentence or a short passage, at most "
-    "{max_quote_chars:,} characters). The result says where they are; an exact quote found several times is "
-    "taken in the chunk a citation id names."
+    "Words to find, copied from the document (a sentence or short passage, at most {max_quote_chars:,} "
+    "characters); found more than once, the one in the chunk a citation id names is taken."
 )
 
 SQL_QUERY = (
-    "Run one read-only SQL query (SQLite dialect) on the {database} database and get rows back with a "
-    "citation.\n\n"
-    "Use it for facts about specific records and anything numeric or tabular: counts, sums, averages, "
-    "latest prices, balances, who works where, lists of customers or invoices. Do not use it for what a "
-    "policy or document says (search the corpora), and do not try to change data: only a single SELECT "
-    "(or WITH ... SELECT) is accepted.\n\n"
-    "Pass values as params with ? placeholders rather than pasting them into the SQL. Returns columns, rows "
-    "(at most max_rows, default and ceiling {max_rows}; `truncated` says more rows exist, so page with "
-    "LIMIT/OFFSET or aggregate), row_count and a citation id [sql:{database}:<hash>] to cite. Cells over "
-    "{cell_chars:,} characters are cut, one result holds at most {max_chars:,} characters of cells, and a query is "
-    "stopped after {timeout:g} s.\n\n"
-    "Schema, one line per table: name(column TYPE, ...; PK = primary key, -> = foreign key) — what a row "
-    "holds [row count]\n{schema}\n\n"
-    'Example: {{"sql": "SELECT name, title FROM employees WHERE department_id = ?", "params": [1]}}'
+    "Run one read-only SQL query (SQLite) on the {database} database; rows come back with a citation id "
+    "[sql:{database}:<hash>] to cite. Use it for facts about records: counts, sums, averages, prices, balances, who "
+    "works where, lists. Not for what documents say (search them); only one SELECT (or WITH ... SELECT) runs. At "
+    "most max_rows rows (`truncated`: more exist, so aggregate or page with LIMIT/OFFSET), cells cut at "
+    "{cell_chars:,} characters, {max_chars:,} characters of cells in all, stopped after {timeout:g} s.\n\n"
+    "Tables:\n{tables}\n"
+    "Column types, keys and what a row holds: the {schema_uri} resource, or SELECT sql FROM sqlite_master WHERE "
+    "name = '<table>'."
 )
-SQL = "One SELECT statement (SQLite); no semicolon-separated batches."
-PARAMS = "Values for ? placeholders, in order (strings, numbers, booleans or null)."
-MAX_ROWS = "Most rows to return, 1 to {max_rows} (default {max_rows})."
+SQL = "One SELECT statement (SQLite); values as ? placeholders."
+PARAMS = "Values for the ? placeholders, in order."
+MAX_ROWS = "Most rows to return (default {max_rows})."
 
 _SEARCH_ROUTING = (
     "- hybrid_search is the default for what documents say; keyword_search for exact identifiers, error "
     "strings and quoted phrases; vector_search for paraphrases; get_document to read around a hit.\n"
-    "- Pick the corpus whose description fits (see the corpus parameter), or omit it to search all."
+    "- Pick the corpus whose description fits (see hybrid_search's corpus parameter), or omit it to search all."
 )
 _SQL_ROUTING = "- sql_query for counts, sums, prices and other facts about records."
 

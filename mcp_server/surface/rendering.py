@@ -48,6 +48,28 @@ def render_search(result: SearchResult) -> str:
     return "\n\n".join(blocks)
 
 
+def fit_search(result: SearchResult, max_chars: int) -> SearchResult:
+    """``result`` with the fewest of its last hits left out (counted in ``omitted``) for its JSON and its
+    rendering to be at most ``max_chars`` characters each, whichever of them a host shows its model; the best
+    hit always stays."""
+
+    def cut(count: int) -> SearchResult:
+        left_out = len(result.hits) - count
+        return result.model_copy(update={"hits": result.hits[:count], "omitted": result.omitted + left_out})
+
+    def fits(candidate: SearchResult) -> bool:
+        return len(candidate.model_dump_json()) <= max_chars and len(render_search(candidate)) <= max_chars
+
+    if fits(result):
+        return result
+    # Once a hit is left out, every further hit kept makes both forms longer: bisect for the most that fit.
+    low, high = 1, len(result.hits) - 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if fits(cut(middle)) else (low, middle - 1)
+    return cut(low)
+
+
 def render_document(document: DocumentResult) -> str:
     """The text with each chunk's citation id on its own line where the chunk starts.
 

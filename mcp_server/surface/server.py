@@ -66,7 +66,7 @@ from mcp_server.surface.call_notes import note_error
 from mcp_server.surface.fair_slots import FairSlots
 from mcp_server.surface.listing import DocumentListing
 from mcp_server.surface.answer_check import AnswerCheck
-from mcp_server.surface.rendering import render_check, render_document, render_search, render_sql
+from mcp_server.surface.rendering import fit_search, render_check, render_document, render_search, render_sql
 from mcp_server.surface.tools import NO_DATABASE, DocumentResult, SearchResult, ToolBackend
 
 SERVER_NAME = "agentic-rag-mcp"
@@ -311,18 +311,21 @@ def _message(error: RetrievalError) -> str:
 
 def _field(description: str, **constraints: Any) -> Any:
     """A parameter's description plus JSON-schema ``constraints`` (an enum, a range) that are
-    published but left to the retrieval layer to check, so a violation gets its actionable message."""
+    published but left to the retrieval layer to check, so a violation gets its actionable message.
+    An optional parameter's ``"default": null`` is left out: not being required says it."""
 
     def publish(schema: dict[str, Any]) -> None:
         # For an optional parameter the constraints belong on the non-null branch of anyOf.
         branches = [branch for branch in schema.get("anyOf", []) if branch.get("type") != "null"]
         (branches[0] if branches else schema).update(constraints)
+        if "default" in schema and schema["default"] is None:
+            del schema["default"]
 
     return Field(description=description, json_schema_extra=publish)
 
 
-def _corpus_field(corpora: list[CorpusInfo], purpose: str) -> Any:
-    return _field(text.corpus_parameter(corpora, purpose), enum=[c.name for c in corpora])
+def _corpus_field(corpora: list[CorpusInfo], description: str) -> Any:
+    return _field(description, enum=[c.name for c in corpora])
 
 
 def _annotations(title: str) -> ToolAnnotations:
@@ -333,21 +336,25 @@ def _annotations(title: str) -> ToolAnnotations:
 
 def _add_search_tool(surface: _Surface, mode: RetrieverName) -> None:
     tools, calls, scope, numbers = surface.tools, surface.calls, surface.scope, surface.numbers
-    query_field = _field(text.QUERY.format(**numbers), minLength=1, maxLength=numbers["max_query_chars"])
-    corpus_field = _corpus_field(surface.corpora, "Search only this corpus; omit to search all of them.")
-    top_k_field = _field(text.TOP_K.format(**numbers), minimum=1, maximum=numbers["max_top_k"])
+    query_field = _field(text.QUERY, minLength=1, maxLength=numbers["max_query_chars"])
+    # The corpora and what each holds are listed once, under the default search's corpus parameter.
+    corpora = text.corpus_parameter(surface.corpora, text.SEARCH_CORPUS) if mode == "hybrid" else text.OTHER_CORPUS
+    corpus_field = _corpus_field(surface.corpora, corpora)
+    top_k_field = _field(text.TOP_K, minimum=1, maximum=numbers["max_top_k"])
 
     async def search(
         query: Annotated[str, query_field],
         corpus: Annotated[str | None, corpus_field] = None,
         top_k: Annotated[int, top_k_field] = 5,
-        filters: Annotated[SearchFilters | None, Field(description=text.FILTERS)] = None,
-        min_score: Annotated[float | None, Field(description=text.min_score(mode, numbers["rerank_model"]))] = None,
+        filters: Annotated[SearchFilters | None, _field(text.FILTERS)] = None,
+        min_score: Annotated[float | None, _field(text.min_score(mode, numbers["rerank_model"]))] = None,
     ) -> Annotated[CallToolResult, SearchResult]:
-        work = partial(
-            tools.search, query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope,
-            min_score=min_score,
-        )  # fmt: skip
+        def work() -> SearchResult:
+            found = tools.search(
+                query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope, min_score=min_score
+            )
+            return fit_search(found, numbers["max_chars"])
+
         return await calls.result(work, render_search, tenant=surface.tenant)
 
     surface.add_tool(
@@ -379,7 +386,7 @@ def _add_check_tool(surface: _Surface) -> None:
 
     async def check_answer(
         answer: Annotated[str, _field(text.ANSWER, minLength=1)],
-        question: Annotated[str | None, Field(description=text.QUESTION)] = None,
+        question: Annotated[str | None, _field(text.QUESTION)] = None,
     ) -> Annotated[CallToolResult, AnswerCheck]:
         work = partial(tools.check_answer, answer, question, scope)
         return await calls.result(work, render_check, tenant=surface.tenant)
@@ -393,8 +400,8 @@ def _add_sql_tool(surface: _Surface) -> None:
     max_rows_field = _field(text.MAX_ROWS.format(**numbers), minimum=1, maximum=numbers["max_rows"])
 
     async def sql_query(
-        sql: Annotated[str, Field(description=text.SQL)],
-        params: Annotated[list[str | int | float | bool | None] | None, Field(description=text.PARAMS)] = None,
+        sql: Annotated[str, _field(text.SQL)],
+        params: Annotated[list[str | int | float | bool | None] | None, _field(text.PARAMS)] = None,
         max_rows: Annotated[int | None, max_rows_field] = None,
     ) -> Annotated[CallToolResult, SqlResult]:
         work = partial(tools.sql_query, sql, params, max_rows)
@@ -403,8 +410,9 @@ def _add_sql_tool(surface: _Surface) -> None:
     database = tools.database
     assert database is not None, "sql_query is published only with a database"
     description = text.SQL_QUERY.format(
-        database=database.name, schema=database.schema_text(), cell_chars=database.max_value_chars, **numbers
-    )
+        database=database.name, tables=for_display(database.tables_text(), lines=True), schema_uri=SCHEMA_URI,
+        cell_chars=database.max_value_chars, **numbers,
+    )  # fmt: skip
     surface.add_tool(sql_query, "sql_query", "Read-only SQL", description)
 
 
@@ -428,7 +436,8 @@ def _add_resources(surface: _Surface, sql: bool) -> None:
 
         @server.resource(
             SCHEMA_URI, name="sql-schema", title="SQL schema", mime_type="application/json",
-            description=f"Tables of the {database.name} database for sql_query: columns, keys, row counts.",
+            description=f"Tables of the {database.name} database for sql_query: what a row holds, columns with "
+            "their types and keys, row counts.",
         )  # fmt: skip
         def schema_resource() -> str:
             return schema_json

@@ -7,8 +7,10 @@ surface) and is safe to call from many threads. Failures are the library's
 :class:`~mcp_server.errors.RetrievalError`, whose messages say what to do instead.
 
 Every result is bounded so that one call cannot flood a context window: a hit's text is
-at most :data:`HIT_CHARS` characters, and the hits of one search, the text of one
-document and the cells of one SQL result at most ``settings.max_result_chars``.
+cut at :data:`HIT_CHARS` characters, and the text of one document and the cells of one SQL
+result are at most ``settings.max_result_chars`` characters. A search returns all its hits:
+the MCP surface leaves out the last ones that do not fit in ``settings.max_result_chars``
+characters as text and as JSON (:func:`~mcp_server.surface.rendering.fit_search`).
 """
 
 from __future__ import annotations
@@ -35,30 +37,21 @@ class SearchResult(PublishedModel):
     """The hits of one search, best first, each with its citation."""
 
     query: str
-    corpus: str | None = Field(description="The corpus searched; null when all corpora were searched.")
+    corpus: str | None = Field(description="Null when all corpora were searched.")
     retriever: RetrieverName
     hits: list[Hit]
-    omitted: int = Field(
-        description="Hits found but left out to keep the result within its size limit; ask for fewer or narrow "
-        "the query."
-    )
-    below_min_score: int = Field(
-        default=0, description="Hits among the top_k found but left out because their score is below min_score."
-    )
+    omitted: int = Field(description="Hits left out to keep the result within its size limit.")
+    below_min_score: int = Field(default=0, description="Hits left out for scoring below min_score.")
     reranked_by: str | None = Field(
-        default=None,
-        description="The rerank model that ordered these hybrid hits and gave their scores; null when they are "
-        "in the retriever's own order with its scores.",
+        default=None, description="The rerank model that ordered and scored the hits; null when none did."
     )
 
 
 class DocumentResult(DocumentView):
     """A document, or a window of its chunks, cut to whole chunks when it exceeds the size limit."""
 
-    truncated: bool = Field(description="True when `text` stops before the end of what was asked for.")
-    next_chunk: int | None = Field(
-        description="When truncated: the first chunk not returned; read on with get_document(chunk=<it>)."
-    )
+    truncated: bool = Field(description="True when text stops before the end of what was asked for.")
+    next_chunk: int | None = Field(description="When truncated: the chunk to read on from.")
 
 
 NO_DATABASE = (
@@ -133,9 +126,8 @@ class RetrievalTools:
         ranking = self.retriever.ranking(query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
         found = ranking.hits
         hits = found if min_score is None else [hit for hit in found if hit.score >= min_score]
-        kept = _within_budget([_clipped(hit) for hit in hits], self.settings.max_result_chars)
         return SearchResult(
-            query=query.strip(), corpus=corpus, retriever=mode, hits=kept, omitted=len(hits) - len(kept),
+            query=query.strip(), corpus=corpus, retriever=mode, hits=[_clipped(hit) for hit in hits], omitted=0,
             below_min_score=len(found) - len(hits), reranked_by=ranking.reranked_by,
         )  # fmt: skip
 
@@ -173,18 +165,6 @@ def _clipped(hit: Hit) -> Hit:
     rest = len(hit.text) - HIT_CHARS
     marker = f"…[{rest} more characters: get_document('{hit.citation.id}')]"
     return hit.model_copy(update={"text": hit.text[:HIT_CHARS] + marker})
-
-
-def _within_budget(hits: list[Hit], budget: int) -> list[Hit]:
-    """The leading hits whose texts fit in ``budget`` characters (always at least one)."""
-    kept: list[Hit] = []
-    used = 0
-    for hit in hits:
-        used += len(hit.text)
-        if kept and used > budget:
-            break
-        kept.append(hit)
-    return kept
 
 
 def _bounded_document(view: DocumentView, max_chars: int) -> DocumentResult:

@@ -71,7 +71,10 @@ async def test_corpus_parameter_enumerates_corpora_with_their_descriptions(clien
     for name in ("hybrid_search", "vector_search", "keyword_search", "get_document"):
         parameter = tools[name].input_schema["properties"]["corpus"]
         assert {"type": "string", "enum": ["acme"]} in parameter["anyOf"]
-        assert corpus.description in parameter["description"]
+        # Described once, under the default search; the other searches point there.
+        assert (corpus.description in parameter["description"]) == (name == "hybrid_search")
+        pointer = "hybrid_search's corpus parameter" in parameter["description"]
+        assert pointer == (name in ("vector_search", "keyword_search"))
     search = tools["hybrid_search"].input_schema["properties"]
     assert (search["top_k"]["minimum"], search["top_k"]["maximum"]) == (1, 50)
     assert search["query"]["maxLength"] == 2000
@@ -86,9 +89,14 @@ async def test_descriptions_say_when_to_use_each_tool_and_the_limits(client: Cli
         description = tools[name].description or ""
         assert "Do not use it" in description and "20,000 characters" in description
     sql = tools["sql_query"].description or ""
-    assert "counts, sums" in sql and "at most max_rows, default and ceiling 20" in sql
-    assert "employees(id INTEGER PK, name TEXT, email TEXT, department_id INTEGER -> departments.id" in sql
-    assert len(sql) < 5000  # the schema is compact: one line per table (nine tables, each with its as-of date)
+    assert "counts, sums" in sql and "At most max_rows rows" in sql
+    max_rows = tools["sql_query"].input_schema["properties"]["max_rows"]
+    assert "(default 20)" in max_rows["description"]
+    assert {"type": "integer", "minimum": 1, "maximum": 20} in max_rows["anyOf"]
+    # The tables with their columns' names; types, keys and what a row holds are a resource (or a query) away.
+    assert "\nemployees(id, name, email, department_id, title, office, hire_date, manager_id," in sql
+    assert "the ragmcp://sql/schema resource, or SELECT sql FROM sqlite_master WHERE name = '<table>'" in sql
+    assert len(sql) < 2000
 
 
 async def test_instructions_explain_routing_and_citation_format(client: Client) -> None:
