@@ -37,25 +37,28 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
 
-import anthropic
-from anthropic.types import (
-    ContentBlockParam,
-    Message,
-    MessageParam,
-    SearchResultBlockParam,
-    TextBlock,
-    TextBlockParam,
-    ToolChoiceParam,
-    ToolParam,
-    ToolResultBlockParam,
-)
-
 from client_agent.backends.base import Decision, ModelCall, Observation, Reply, RunView, ToolRequest
 from client_agent.backends.conversation import (
-    DEFAULT_MAX_RETRIES, DROPPED_EVIDENCE, LOOP_EVIDENCE, MUST_ANSWER, CitationMode, ModelBackend,
+    DEFAULT_MAX_RETRIES, DROPPED_EVIDENCE, LOOP_EVIDENCE, MUST_ANSWER, CitationMode, MissingExtraError, ModelBackend,
     ModelBackendError, cited, cited_text, endpoint, evidence_title, first_line, history_turns, max_tokens_setting,
     reflection_closing, state_of, system_prompt, unseen,
 )
+
+try:  # imported only when this back-end is chosen (client_agent.cli); the SDK is the anthropic extra
+    import anthropic
+    from anthropic.types import (
+        ContentBlockParam,
+        Message,
+        MessageParam,
+        SearchResultBlockParam,
+        TextBlock,
+        TextBlockParam,
+        ToolChoiceParam,
+        ToolParam,
+        ToolResultBlockParam,
+    )
+except ImportError as error:
+    raise MissingExtraError("anthropic", "anthropic", error) from error
 from client_agent.connection import Catalog, ToolOutcome
 from client_agent.evidence import Evidence
 

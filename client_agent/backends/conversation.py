@@ -83,6 +83,17 @@ class ModelBackendError(RuntimeError):
     """A model API could not be used; the message says what to do about it."""
 
 
+class MissingExtraError(ModelBackendError):
+    """A back-end whose SDK is not installed (the default install has none): names the extra that brings it."""
+
+    def __init__(self, extra: str, backend: str, error: ImportError) -> None:
+        super().__init__(
+            f"the {backend} back-end needs the {extra} SDK, which is not installed ({error}): install "
+            f"agentic-rag-mcp[{extra}] to use it (pip install 'agentic-rag-mcp[{extra}]'), or use the offline "
+            "back-end (--backend offline), which needs no SDK."
+        )
+
+
 class SDKClient(Protocol):
     """What a back-end's lifecycle needs of its SDK client (``openai.AsyncOpenAI``, ``anthropic.AsyncAnthropic``)."""
 

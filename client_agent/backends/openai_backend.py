@@ -41,17 +41,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-import openai
-from openai.types.chat import (
-    ChatCompletion, ChatCompletionMessage, ChatCompletionMessageParam, ChatCompletionToolUnionParam,
-)
-from openai.types.shared_params import ResponseFormatJSONSchema
-
 from client_agent.backends.base import Decision, ModelCall, Observation, Reply, RunView, ToolRequest
 from client_agent.backends.conversation import (
-    DEFAULT_MAX_RETRIES, LOOP_EVIDENCE, MUST_ANSWER, ModelBackend, ModelBackendError, cited_text, endpoint,
-    first_line, history_turns, max_tokens_setting, reflection_closing, result_text, state_of, system_prompt, unseen,
+    DEFAULT_MAX_RETRIES, LOOP_EVIDENCE, MUST_ANSWER, MissingExtraError, ModelBackend, ModelBackendError, cited_text,
+    endpoint, first_line, history_turns, max_tokens_setting, reflection_closing, result_text, state_of, system_prompt,
+    unseen,
 )
+
+try:  # imported only when this back-end is chosen (client_agent.cli); the SDK is the openai extra
+    import openai
+    from openai.types.chat import (
+        ChatCompletion, ChatCompletionMessage, ChatCompletionMessageParam, ChatCompletionToolUnionParam,
+    )
+    from openai.types.shared_params import ResponseFormatJSONSchema
+except ImportError as error:
+    raise MissingExtraError("openai", "openai", error) from error
 from client_agent.connection import Catalog, ToolOutcome
 from client_agent.evidence import Evidence
 from client_agent.reflection import Verdict

@@ -1,7 +1,8 @@
 """Text from pictures: scanned PDF pages and image files, read offline by RapidOCR.
 
 RapidOCR (``rapidocr``) runs PP-OCR detection and recognition models, Chinese and English,
-that ship inside its wheel, on onnxruntime: nothing is downloaded. The engine is made
+that ship inside its wheel, on onnxruntime: nothing is downloaded. It comes with the ``ocr`` extra
+(``agentic-rag-mcp[ocr]``); without it, a file that needs OCR is skipped saying so. The engine is made
 once per reading process, on the first picture, without its text-direction classifier: on
 upright scans it turned about one line in five upside down (character error rate 12.5% with
 it, 0% without, ``bench/documents/ocr.py``). Recognised boxes are put back into lines
@@ -36,6 +37,8 @@ IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".
 MAX_PIXELS = 60_000_000
 """The most pixels a picture may have (a 600 dpi A3 scan has about 70M; phone photos 12-50M)."""
 MIN_SCORE = 0.5
+BLANK_CONTRAST = 32
+"""A page whose lightest and darkest pixels differ by less than this (of 255) is blank: not read by OCR."""
 
 PageReader = Callable[[int, int], None]
 """Told ``(page, pages)`` as each page of a document is read: progress, and a per-page time cap."""
@@ -45,6 +48,9 @@ def ocr_page_image(image: Any, file: FileInput) -> list[str]:
     """The text lines (blank lines between paragraphs) OCR reads in a PIL ``image``."""
     import numpy as np
 
+    darkest, lightest = image.convert("L").getextrema()
+    if lightest - darkest < BLANK_CONTRAST:  # a blank page: nothing to read, so no OCR (nor its extra) needed
+        return []
     result = _engine()(np.asarray(image.convert("RGB")))
     if result.boxes is None or result.txts is None:
         return []
@@ -83,9 +89,11 @@ def _lines(boxes: list[tuple[float, float, float, str]]) -> list[str]:
 def _engine() -> Any:
     try:
         from rapidocr import RapidOCR
-    except ImportError as error:  # a broken install: rapidocr is a dependency
+    except ImportError as error:  # rapidocr (and OpenCV) come with the ocr extra only
         raise IngestError(
-            f"OCR is not available ({error}); reinstall agentic-rag-mcp, or set RAGMCP_OCR=off to skip scans."
+            f"reading scans and pictures needs OCR, which is not installed ({error}): install "
+            "agentic-rag-mcp[ocr] to read scans (then ragmcp ingest --rebuild reads this file again), or set "
+            "RAGMCP_OCR=off to index PDFs by their text layer only."
         ) from error
     for name in ("RapidOCR", "rapidocr"):
         logging.getLogger(name).setLevel(logging.ERROR)

@@ -33,6 +33,18 @@ from mcp_server.errors import BackendUnavailableError, EmbeddingModelError
 if TYPE_CHECKING:
     from openai import APIStatusError, OpenAI
 
+
+def _require_sdk(model: str) -> None:
+    """Check for the ``openai`` SDK, which the ``openai`` extra installs (the default install has none)."""
+    try:
+        import openai  # noqa: F401
+    except ImportError as error:
+        raise EmbeddingModelError(
+            f"RAGMCP_EMBEDDING_MODEL=openai:{model} needs the openai SDK, which is not installed ({error}): install "
+            "agentic-rag-mcp[openai] to embed with an OpenAI-compatible server"
+        ) from error
+
+
 @register_embedding_function
 class ServerEmbedding(EmbeddingFunction[Documents]):
     """Embeddings of ``model`` from the OpenAI-compatible server ``server``, in input order."""
@@ -41,6 +53,7 @@ class ServerEmbedding(EmbeddingFunction[Documents]):
         self.model = model
         self.server = server
         self._key = server.key()  # fail at load time, not at the first text
+        _require_sdk(model)
 
     @property
     def identity(self) -> str:
