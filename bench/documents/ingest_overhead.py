@@ -13,6 +13,8 @@ With ``--pdfs N`` the folder is instead the first N manuals of ``bench/documents
 and with ``--cold`` every run starts from an empty data dir: the whole ingestion, embedding included.
 
     python bench/documents/ingest_overhead.py --before /tmp/before --after . --pdfs 25 --cold --runs 1
+
+``--label`` names the results file apart (``results-ingest-ordinary-<label>.json``).
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--pdfs", type=int, default=0, help="the first N public PDF manuals instead")
     parser.add_argument("--cold", action="store_true", help="every run from an empty data dir (embedding included)")
+    parser.add_argument("--label", default="", help="added to the results file's name (e.g. text-in-reader)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch) / "ordinary"
@@ -97,7 +100,8 @@ def main() -> None:
         "overhead": round(medians["after"] / medians["before"] - 1, 3), "load_average": os.getloadavg(),
     }  # fmt: skip
     print(json.dumps(result, indent=2))
-    name = f"results-ingest-{'pdfs' if args.pdfs else 'ordinary'}{'-cold' if args.cold else ''}.json"
+    label = f"-{args.label}" if args.label else ""
+    name = f"results-ingest-{'pdfs' if args.pdfs else 'ordinary'}{'-cold' if args.cold else ''}{label}.json"
     (Path(__file__).parent / name).write_text(json.dumps(result, indent=2) + "\n")
 
 
