@@ -21,8 +21,10 @@ text of every citation id a tool returned in this run:
   present), every identifier, code, date and month or weekday name (``ERR_VPN_AUTH_4012``,
   ``CHG-2025-0612-03``, ``v2.0``, ``2024-05-01``, ``March``; an ISO date in the cited text
   also supplies its month's name), and at least half of its other key terms (content words
-  without stopwords, lightly stemmed and matched on long shared prefixes, capitalised names
-  counting double; Chinese and Japanese text as character bigrams).
+  without stopwords, lightly stemmed and matched on long shared prefixes (words of up to 64
+  characters), capitalised names counting double; Chinese and Japanese text as character
+  bigrams). Each cited text is read by itself: a number at the end of one is not scaled by a
+  word at the start of the next.
 
 What it does **not** catch, by design of a lexical check: a wrong claim assembled from words
 and numbers that all occur in the cited text ("10 days after 5 years" when the text says
@@ -44,8 +46,10 @@ How an answer is read — its sentences, citation brackets, numbers, codes and k
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any, Literal
 
 from mcp_server.grounding.claims import (
@@ -54,15 +58,18 @@ from mcp_server.grounding.claims import (
     CitedIndex,
     Claims,
     SentenceSpan,
+    StemPrefixes,
     citation_brackets,
     cited_ids,
     claims_of,
     index_cited_text,
+    index_text,
     remove_citations,
     sentence_spans,
     term_present,
     unique,
 )
+from mcp_server.grounding.deadline import current_deadline
 
 # --------------------------------------------------------------------------- support
 
@@ -99,18 +106,75 @@ def supports(sentence: str, cited_text: str) -> Support:
     Citation brackets in ``sentence`` are ignored. See the module docstring for the rules
     and for what this lexical check cannot see.
     """
-    return _support(claims_of(sentence), index_cited_text(cited_text))
+    return claims_support(claims_of(sentence), [index_cited_text(cited_text)])
 
 
-def _support(claims: Claims, index: CitedIndex) -> Support:
-    missing_numbers = unique([n.text for n in claims.numbers if not n.values & index.numbers])
-    missing_codes = unique([text for text, key in claims.codes if key not in index.codes])
+def claims_support(claims: Claims, cited: Sequence[CitedIndex]) -> Support:
+    """Whether the cited texts ``cited``, taken together, hold ``claims`` (see :func:`supports`).
+
+    Each distinct claim is looked up once in each text (:mod:`~mcp_server.grounding.claims` indexes
+    them once), so the work grows with the distinct claims times the texts, not with the texts'
+    length nor with a word's repeats.
+    """
+    numbers = {number.text: number.values for number in claims.numbers}
+    missing_numbers = [text for text, values in numbers.items() if not any(values & i.numbers for i in cited)]
+    missing_codes = [text for text, key in dict(claims.codes).items() if not any(key in i.codes for i in cited)]
+    distinct = {(term.key, term.number): term for term in claims.terms}
+    held = {key: term_present(term, cited) for key, term in distinct.items()}
     total = sum(term.weight for term in claims.terms)
-    present = [term for term in claims.terms if term_present(term, index)]
-    coverage = sum(term.weight for term in present) / total if total else 1.0
-    missing_terms = unique([term.text for term in claims.terms if term not in present])
+    coverage = sum(term.weight for term in claims.terms if held[term.key, term.number]) / total if total else 1.0
+    missing_terms = unique([term.text for term in claims.terms if not held[term.key, term.number]])
     supported = not missing_numbers and not missing_codes and coverage >= _MIN_TERM_SHARE
     return Support(supported, missing_numbers, missing_terms, missing_codes, coverage)
+
+
+class EvidenceSentences:
+    """A cited text cut into sentences (the first ``limit``), to find the one that best supports some claims.
+
+    :meth:`best` gives the sentence that :func:`claims_support` would find the fewest numbers and
+    codes missing from, then the most key-term weight in (the first on a tie). Every sentence is
+    indexed once, and each claim is looked up once in an index of where its keys occur, so
+    finding the best sentence for a claim costs the sentences holding it, not all of them.
+    """
+
+    def __init__(self, text: str, limit: int | None = None) -> None:
+        self.spans = sentence_spans(text)[:limit]
+        self._numbers: dict[Decimal, list[int]] = {}
+        self._codes: dict[str, list[int]] = {}
+        self._words: dict[str, list[int]] = {}
+        self._stems: dict[str, list[int]] = {}
+        for position, span in enumerate(self.spans):
+            index = index_text(text[span.start : span.end])
+            for number in index.numbers:
+                self._numbers.setdefault(number, []).append(position)
+            words = index.stems | index.bigrams
+            for where, keys in ((self._codes, index.codes), (self._words, words), (self._stems, index.stems)):
+                for key in keys:
+                    where.setdefault(key, []).append(position)
+        self._prefixes = StemPrefixes(self._stems)
+
+    def best(self, claims: Claims) -> SentenceSpan | None:
+        """The sentence holding most of ``claims``' numbers and codes, then most of its key-term weight."""
+        if not self.spans:
+            return None
+        found: Counter[int] = Counter()
+        for values in {number.text: number.values for number in claims.numbers}.values():
+            found.update({position for value in values for position in self._numbers.get(value, ())})
+        for key in {text: key for text, key in claims.codes}.values():
+            found.update(self._codes.get(key, ()))
+        weights: Counter[tuple[str, Decimal | None]] = Counter()
+        for term in claims.terms:
+            weights[term.key, term.number] += term.weight
+        covered: Counter[int] = Counter()
+        for (key, number), weight in weights.items():
+            holding = set(self._words.get(key, ()))
+            holding.update(self._numbers.get(number, ()) if number is not None else ())
+            for stem in self._prefixes.matching(key):
+                holding.update(self._stems[stem])
+            for position in holding:
+                covered[position] += weight
+        best = max(sorted({0, *found, *covered}), key=lambda position: (found[position], covered[position]))
+        return self.spans[best]
 
 
 # --------------------------------------------------------------------------- factual sentences
@@ -265,25 +329,38 @@ class CitationCheck:
         }
 
 
-def check_answer(answer: str, evidence: Mapping[str, str]) -> CitationCheck:
-    """Check every sentence of ``answer`` against ``evidence`` (citation id → text, all ids returned in this run).
+def check_answer(
+    answer: str, evidence: Mapping[str, str], spans: Sequence[SentenceSpan] | None = None
+) -> CitationCheck:
+    """Check every sentence of ``answer`` against ``evidence`` (citation id → text, all ids returned in this run);
+    ``spans`` are ``sentence_spans(answer)`` when the caller has them already.
 
     A sentence's problems read ``cites unknown id X (not returned by any tool in this run)``,
     ``no citation``, ``number N not in the cited text`` and ``key terms "a", "b" not in the
     cited text``; the answer passes when no sentence has any.
+
+    The work is linear in the answer's length plus the length of the texts it cites (each is
+    indexed once, however many sentences cite it), and it stops with DeadlineExceeded, between
+    two sentences, once the :func:`~mcp_server.grounding.deadline.current_deadline` has passed.
     """
+    deadline = current_deadline()
+    indexes: dict[str, CitedIndex] = {}
     checks = []
-    for span in sentence_spans(answer):
+    for span in sentence_spans(answer) if spans is None else spans:
+        deadline.check()
         text = answer[span.start : span.end]
         ids = cited_ids(text)
         unknown = [cid for cid in ids if cid not in evidence]
-        known = tuple(cid for cid in ids if cid in evidence)
+        known = [cid for cid in ids if cid in evidence]
         claims = claims_of(text)
         factual = _is_factual(span, text, claims)
         problems = [f"cites unknown id {cid} (not returned by any tool in this run)" for cid in unknown]
         support = None
         if factual and known:
-            support = _support(claims, index_cited_text("\n".join(evidence[cid] for cid in known)))
+            for cid in known:
+                if cid not in indexes:
+                    indexes[cid] = index_cited_text(evidence[cid])
+            support = claims_support(claims, [indexes[cid] for cid in known])
             problems += _support_problems(support)
         elif factual and not ids:
             problems.append("no citation")
@@ -391,6 +468,9 @@ def _removal_ranges(answer: str, failing: list[SentenceCheck]) -> list[tuple[int
 
 
 def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
-    for start, end, replacement in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
-        text = text[:start] + replacement + text[end:]
-    return text
+    """``text`` with each span ``[start, end)`` of ``edits`` (which do not overlap) replaced."""
+    parts, done = [], 0
+    for start, end, replacement in sorted(edits, key=lambda e: (e[0], e[1])):
+        parts += [text[done:start], replacement]
+        done = end
+    return "".join(parts) + text[done:]

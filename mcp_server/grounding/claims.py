@@ -12,18 +12,28 @@
   looks one key term up there. Words are stemmed by light suffix stripping with a shared-prefix
   fallback, deliberately not with :func:`client_agent.text.stem` (the agent's)'s Porter2.
 
+Reading is linear in the text read, whatever its shape: the splitter goes from one terminator
+or bracket to the next and never looks at a character again for each full stop after it; a
+token is read once and remembered; a shared prefix is looked up (:class:`StemPrefixes`), not
+compared with every stem; runs of more than 30 combining marks are cut for NFKC, which sorts
+a run in quadratic time.
+
 The rules these implement, and what the check does with them, are in :mod:`mcp_server.grounding.citations`.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
-from collections.abc import Iterator
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import lru_cache
+from functools import cached_property, lru_cache
+from typing import TypeVar, TypeVarTuple, Unpack
 
+from mcp_server.grounding.deadline import Deadline, current_deadline
 from mcp_server.grounding.words import CJK_FUNCTION_CHARS, STOPWORDS, cjk_bigrams
 
 # --------------------------------------------------------------------------- citation ids
@@ -41,21 +51,23 @@ class Bracket:
 
     start: int
     end: int
-    ids: list[str]
+    ids: tuple[str, ...]
 
 
-def citation_brackets(text: str) -> list[Bracket]:
+@lru_cache(maxsize=64)
+def citation_brackets(text: str) -> tuple[Bracket, ...]:
     """Square brackets whose content is one or more citation ids (``[1]`` or ``[see above]`` are not).
 
-    Ids may be separated by commas or semicolons and wrapped in backticks.
+    Ids may be separated by commas or semicolons and wrapped in backticks. Cached: checking one
+    sentence reads its brackets several times (its ids, its text without them, its claims).
     """
     brackets = []
     for match in _BRACKET.finditer(text):
         parts = [part.strip().strip("`") for part in _ID_SEPARATOR.split(match.group(1))]
-        ids = [part for part in parts if part]
+        ids = tuple(part for part in parts if part)
         if ids and all(_CITATION_ID.fullmatch(part) for part in ids):
             brackets.append(Bracket(match.start(), match.end(), ids))
-    return brackets
+    return tuple(brackets)
 
 
 def unique(items: list[str]) -> list[str]:
@@ -65,9 +77,11 @@ def unique(items: list[str]) -> list[str]:
 
 def remove_citations(text: str, replacement: str = "") -> str:
     """``text`` with every citation bracket replaced by ``replacement``."""
-    for bracket in reversed(citation_brackets(text)):
-        text = text[: bracket.start] + replacement + text[bracket.end :]
-    return text
+    parts, done = [], 0
+    for bracket in citation_brackets(text):
+        parts += [text[done : bracket.start], replacement]
+        done = bracket.end
+    return "".join(parts) + text[done:]
 
 
 def cited_ids(answer: str) -> list[str]:
@@ -92,7 +106,13 @@ _ABBREVIATIONS = {
 """Words whose full stop never ends a sentence."""
 _ABBREVIATIONS_BEFORE_NUMBER = {"no", "nr", "fig", "p", "pp", "vol", "ch", "sec", "art", "v"}
 """Words whose full stop does not end a sentence when a number follows ("No. 5")."""
-_WORD_BEFORE = re.compile(r"([^\W\d_][\w.]*)$")
+_LONGEST_ABBREVIATION = max(map(len, _ABBREVIATIONS | _ABBREVIATIONS_BEFORE_NUMBER | {"etc"}))
+_NEXT_VISIBLE = re.compile(r"\s*(\S?)")
+_STOP = re.compile(f"[{re.escape(_TERMINATORS + _CJK_TERMINATORS)}\\[]")
+"""What may end a sentence, or start a citation bracket."""
+_CJK_STOP = re.compile(f"[{_CJK_TERMINATORS}]")
+_WORD_RUN = re.compile(r"[\w.]+")
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 @dataclass(frozen=True)
@@ -112,11 +132,20 @@ class _Splitter:
         brackets = citation_brackets(text)
         self.brackets = {b.start: b for b in brackets}
         self.bracket_ends = {b.end: b for b in brackets}
+        self._content_ends: dict[int, int] = {}
+        """Where a line's text ends once trailing citation brackets are stripped, by where the stripping began."""
+        self._runs = [match.span() for match in _WORD_RUN.finditer(text)]
+        self._run_starts = [run_start for run_start, _ in self._runs]
+        self._first_letters: dict[int, int | None] = {}
+        """Where the first letter of each run (by its number) is, once looked for."""
 
     def spans(self) -> list[SentenceSpan]:
+        """The sentences, in order; stops with DeadlineExceeded once the current deadline has passed."""
+        deadline = current_deadline()
         spans = []
-        for start, end, heading in self._blocks():
+        for start, end, heading in self._blocks(deadline):
             for s, e in self._sentences(start, end):
+                deadline.check()
                 while s < e and self.text[s].isspace():
                     s += 1
                 while e > s and self.text[e - 1].isspace():
@@ -125,7 +154,7 @@ class _Splitter:
                     spans.append(SentenceSpan(s, e, heading))
         return spans
 
-    def _blocks(self) -> list[tuple[int, int, bool]]:
+    def _blocks(self, deadline: Deadline) -> list[tuple[int, int, bool]]:
         """Lines, list items, table rows and headings; a wrapped line continues an unfinished sentence.
 
         A line continues the previous one when that did not end its sentence and the line
@@ -136,6 +165,7 @@ class _Splitter:
         unfinished: str | None = None
         pos = 0
         for line in self.text.splitlines(keepends=True):
+            deadline.check()
             start, pos = pos, pos + len(line)
             body = line.rstrip("\r\n")
             end = start + len(body)
@@ -155,37 +185,79 @@ class _Splitter:
 
     def _unfinished_tail(self, start: int, end: int) -> str | None:
         """The last character of text[start:end] if it does not finish a sentence (or an intro ending in ":")."""
-        text = self.text[start:end].rstrip()
-        while (bracket := self.bracket_ends.get(start + len(text))) is not None and bracket.start >= start:
-            text = self.text[start : bracket.start].rstrip()
-        tail = text.rstrip(CLOSERS + " \t")
-        if not tail or tail[-1] in _TERMINATORS + _CJK_TERMINATORS + ":：":
+        tail = self._content_end(start, end)
+        while tail > start and self.text[tail - 1] in CLOSERS + " \t":
+            tail -= 1
+        if tail == start or self.text[tail - 1] in _TERMINATORS + _CJK_TERMINATORS + ":：":
             return None
-        return tail[-1]
+        return self.text[tail - 1]
+
+    def _content_end(self, start: int, end: int) -> int:
+        """Where text[start:end] ends without its trailing whitespace and citation brackets.
+
+        Lines holding only brackets continue the line before them, so the stripping may run back
+        over many lines; every position it passes is remembered, which keeps the whole answer's
+        work linear.
+        """
+        passed = []
+        position = end
+        while (known := self._content_ends.get(position)) is None:
+            passed.append(position)
+            while position > start and self.text[position - 1].isspace():
+                position -= 1
+            bracket = self.bracket_ends.get(position)
+            if bracket is None or bracket.start < start:
+                known = position
+                break
+            position = bracket.start
+        for position in passed:
+            self._content_ends[position] = known
+        return known
 
     def _sentences(self, start: int, end: int) -> Iterator[tuple[int, int]]:
+        """The sentences of the block text[start:end], going from one terminator or bracket to the next.
+
+        The end of the closing punctuation after a terminator is kept while later terminators fall
+        inside it, so that a run of them ("!!!…") is not looked through again for each one.
+        """
         text = self.text
         sentence_start = i = start
-        while i < end:
-            bracket = self.brackets.get(i)
-            if bracket is not None:
-                i = bracket.end
+        closers_end = start
+        while (stop := _STOP.search(text, i, end)) is not None:
+            i = stop.start()
+            if text[i] == "[":
+                bracket = self.brackets.get(i)
+                i = bracket.end if bracket is not None else i + 1
                 continue
-            ch = text[i]
-            boundary = None
-            if ch in _CJK_TERMINATORS:
-                boundary = self._after_citations(self._after_closers(i + 1, end), end)
-            elif ch in _TERMINATORS:
-                j = self._after_closers(i + 1, end)
-                if self._ends_sentence(ch, i, j, start, end):
-                    boundary = self._after_citations(j, end)
-            if boundary is None:
+            closers_end = closers_end if i < closers_end else self._after_closers(i + 1, end)
+            if text[i] in _CJK_TERMINATORS or self._ends_sentence(i, closers_end, start, end):
+                boundary = self._after_citations(closers_end, end)
+                yield sentence_start, boundary
+                sentence_start = i = boundary
+            elif not self._may_end(closers_end, end):  # "2.8", "...x": no terminator before it ends a sentence
+                cjk = _CJK_STOP.search(text, i + 1, closers_end)
+                i = cjk.start() if cjk else closers_end
+            else:
                 i += 1
-                continue
-            yield sentence_start, boundary
-            sentence_start = i = boundary
         if sentence_start < end:
             yield sentence_start, end
+
+    def _may_end(self, j: int, end: int) -> bool:
+        """Whether a sentence may end before ``j``, where a terminator's closing punctuation ends: at the end of
+        the block, or before a space or a citation bracket."""
+        return j >= end or self.text[j].isspace() or j in self.brackets
+
+    def _word_start(self, end: int) -> int | None:
+        """Where the word ending at ``end`` starts: the first letter of the run of letters, digits, ``_`` and
+        ``.`` holding text[end - 1] (None: no such run, or no letter in it before ``end``)."""
+        run = bisect_right(self._run_starts, end - 1) - 1
+        if run < 0 or self._runs[run][1] < end:
+            return None
+        if run not in self._first_letters:
+            letter = _LETTER.search(self.text, *self._runs[run])
+            self._first_letters[run] = letter.start() if letter else None
+        first = self._first_letters[run]
+        return first if first is not None and first < end else None
 
     def _after_closers(self, j: int, end: int) -> int:
         while j < end and self.text[j] in _TERMINATORS + _CJK_TERMINATORS + CLOSERS:
@@ -203,17 +275,21 @@ class _Splitter:
                 return j
             j = k = bracket.end
 
-    def _ends_sentence(self, ch: str, i: int, j: int, start: int, end: int) -> bool:
+    def _ends_sentence(self, i: int, j: int, start: int, end: int) -> bool:
+        """Whether the terminator at ``i`` of the block text[start:end], its closers running to ``j``, ends
+        its sentence."""
         text = self.text
-        if j < end and not (text[j].isspace() or j in self.brackets):
+        if not self._may_end(j, end):
             return False  # "2.8", "v2.0", "example.com", "e.g" inside
-        if ch != ".":
+        if text[i] != ".":
             return True
-        word = _WORD_BEFORE.search(text, start, i)
-        if word is None:
+        word_end = i - 1 if i > start and text[i - 1] == "\n" else i  # a full stop opening a line ends its word
+        word_start = self._word_start(word_end)
+        if word_start is None or word_end - word_start > _LONGEST_ABBREVIATION:
             return True
-        before = word.group(1).lower()
-        following = text[j:end].lstrip()[:1]
+        before = text[word_start:word_end].lower()
+        visible = _NEXT_VISIBLE.match(text, j, end)
+        following = visible[1] if visible else ""
         if before in _ABBREVIATIONS:
             return False
         if before in _ABBREVIATIONS_BEFORE_NUMBER and following.isdigit():
@@ -326,6 +402,13 @@ class Claims:
     def states_number(self) -> bool:
         return bool(self.numbers) or self.digit_codes
 
+    def add(self, other: Claims) -> None:
+        """Add ``other``'s numbers, codes and terms (not its word count) to these."""
+        self.numbers += other.numbers
+        self.codes += other.codes
+        self.terms += other.terms
+        self.digit_codes |= other.digit_codes
+
 
 @dataclass
 class CitedIndex:
@@ -337,10 +420,90 @@ class CitedIndex:
     bigrams: set[str] = field(default_factory=set)
     """CJK bigrams and single characters."""
 
+    def add(self, other: CitedIndex) -> None:
+        """Add everything ``other`` holds to this index."""
+        self.numbers |= other.numbers
+        self.codes |= other.codes
+        self.stems |= other.stems
+        self.bigrams |= other.bigrams
+
+    @cached_property
+    def prefixes(self) -> StemPrefixes:
+        """The stems, arranged for matching by shared prefix (built on the first such look-up)."""
+        return StemPrefixes(self.stems)
+
+
+_PREFIX_MIN = 5
+"""Fewest leading characters two words must share to match by prefix (and the shortest such word)."""
+_PREFIX_SHARE = 0.75
+"""The share of the shorter word that the shared leading characters must cover."""
+_PREFIX_LONGEST = 64
+"""Words longer than this match only exactly: no natural word is, and the bound fixes a look-up's cost."""
+
+
+def _prefix_key(word: str) -> str:
+    """What a longer word must start with to match ``word`` by prefix: its first 5 characters, and at
+    least three quarters of it."""
+    return word[: max(_PREFIX_MIN, math.ceil(_PREFIX_SHARE * len(word)))]
+
+
+class StemPrefixes:
+    """Stems looked up by shared prefix ("approval"/"approve", "manager"/"management"): two words of 5 to
+    64 characters match when they share their first 5 characters and at least three quarters of the
+    shorter one.
+
+    Whichever of the two words is the shorter, the longer one starts with the shorter one's
+    :func:`_prefix_key`; so the stems matching a word are those starting with the word's key (a
+    run of the sorted stems, found by bisection) and those whose key the word starts with (one
+    look-up per length a key may have). Finding whether one matches costs the same however many
+    stems there are.
+    """
+
+    def __init__(self, stems: Iterable[str]) -> None:
+        eligible = sorted(stem for stem in set(stems) if _PREFIX_MIN <= len(stem) <= _PREFIX_LONGEST)
+        self._sorted = eligible
+        self._by_key: dict[str, list[str]] = {}
+        for stem in eligible:
+            self._by_key.setdefault(_prefix_key(stem), []).append(stem)
+        self._key_lengths = sorted({len(key) for key in self._by_key})
+
+    def match(self, word: str) -> bool:
+        """Whether a stem and ``word`` share a long enough prefix."""
+        return next(self.matching(word), None) is not None
+
+    def matching(self, word: str) -> Iterator[str]:
+        """The stems sharing a long enough prefix with ``word`` (one may come twice)."""
+        if not _PREFIX_MIN <= len(word) <= _PREFIX_LONGEST:
+            return
+        key = _prefix_key(word)
+        for position in range(bisect_left(self._sorted, key), len(self._sorted)):
+            if not self._sorted[position].startswith(key):
+                break
+            yield self._sorted[position]
+        for length in self._key_lengths:
+            if length > len(word):
+                break
+            yield from self._by_key.get(word[:length], ())
+
 
 def _normalise(text: str) -> str:
     """Citation brackets out, thousands separators out, full-width forms folded (１２ → 12)."""
-    return unicodedata.normalize("NFKC", _THOUSANDS.sub("", remove_citations(text, " ")))
+    return unicodedata.normalize("NFKC", _stream_safe(_THOUSANDS.sub("", remove_citations(text, " "))))
+
+
+_LONG_SYMBOL_RUN = re.compile(r"[^\w\s]{31,}")
+_JOINER = "\u034f"
+"""COMBINING GRAPHEME JOINER: a starter that neither composes nor shows."""
+
+
+def _stream_safe(text: str) -> str:
+    """``text`` with a joiner after every 30 characters of a longer run of symbols and combining marks.
+
+    NFKC puts a run of combining marks in canonical order by insertion sort, in time quadratic in
+    the run's length; the joiner bounds the runs it sorts, as Unicode's Stream-Safe Text Format
+    does. Combining marks are never word characters, so no token changes.
+    """
+    return _LONG_SYMBOL_RUN.sub(lambda run: _JOINER.join(run[0][k : k + 30] for k in range(0, len(run[0]), 30)), text)
 
 
 def _code_key(token: str) -> str:
@@ -391,35 +554,56 @@ def claims_of(sentence: str) -> Claims:
             continue
         token = match.group("word")
         claims.word_count += 1
-        _classify(token, text, match.end(), claims, first_word)
+        if _PLAIN_NUMBER.fullmatch(token):
+            claims.numbers.append(_number(token, _scale_after(text, match.end())))
+        else:
+            claims.add(_word_claims(token, first_word))
         first_word = False
     return claims
 
 
-def _classify(token: str, text: str, end: int, claims: Claims, first_word: bool) -> None:
-    if _PLAIN_NUMBER.fullmatch(token):
-        claims.numbers.append(_number(token, _scale_after(text, end)))
-        return
+_REMEMBERED_TOKEN_CHARS = 64
+R = TypeVar("R")
+Ts = TypeVarTuple("Ts")
+
+
+def _remembered(read: Callable[[str, Unpack[Ts]], R]) -> Callable[[str, Unpack[Ts]], R]:
+    """``read`` (of a token), its results for tokens of up to 64 characters remembered: words repeat, in every
+    answer and every text. The results are shared: callers must not change them."""
+    cached = lru_cache(maxsize=16_384)(read)
+
+    def remembered(token: str, *args: Unpack[Ts]) -> R:
+        return (cached if len(token) <= _REMEMBERED_TOKEN_CHARS else read)(token, *args)
+
+    return remembered
+
+
+@_remembered
+def _word_claims(token: str, first_word: bool) -> Claims:
+    """What ``token``, any token but a plain number (whose scale is in the words after it), claims: a number
+    with a unit, words, a compound, a range of numbers, or a code."""
+    claims = Claims()
     if unit := _NUMBER_WITH_UNIT.fullmatch(token):
         claims.numbers.append(_number(unit.group(1), unit.group(2)))
-        return
+        return claims
     has_digit = any(ch.isdigit() for ch in token)
     if not has_digit and "_" not in token:
         for part in _WORD_JOINERS.split(token):
             _add_word(part, claims, capitalised=not first_word and part[:1].isupper())
-        return
+        return claims
     if has_digit and _is_compound(token):
         for part in token.split("-"):
             if part.isdigit():
                 claims.numbers.append(_number(part, None))
             else:
                 _add_word(part, claims, capitalised=False)
-        return
+        return claims
     if all(ch.isdigit() or ch in "-/.:" for ch in token) and not _DATE_OR_TIME.fullmatch(token):
         claims.numbers += [_number(part, None) for part in re.findall(r"\d+", token)]  # 10-15, 1024/32
-        return
+        return claims
     claims.codes.append((token, _code_key(token)))
     claims.digit_codes |= not any(ch.isalpha() for ch in token)
+    return claims
 
 
 def _add_word(word: str, claims: Claims, *, capitalised: bool) -> None:
@@ -438,8 +622,13 @@ def _add_word(word: str, claims: Claims, *, capitalised: bool) -> None:
 
 @lru_cache(maxsize=256)
 def index_cited_text(cited_text: str) -> CitedIndex:
-    """Everything in the cited text a sentence's claims can be found as (cached: revisions cite the same texts)."""
-    text = _normalise(cited_text)
+    """:func:`index_text`, cached: an answer's sentences, and its revisions, cite the same texts."""
+    return index_text(cited_text)
+
+
+def index_text(text: str) -> CitedIndex:
+    """Everything in ``text`` a sentence's claims can be found as."""
+    text = _normalise(text)
     index = CitedIndex()
     for match in _TOKEN.finditer(text):
         if run := match.group("cjk"):
@@ -447,48 +636,41 @@ def index_cited_text(cited_text: str) -> CitedIndex:
             index.bigrams.update(run)  # single characters, for a sentence's one-character runs
             continue
         token = match.group("word")
-        claims = Claims()
-        _classify(token, text, match.end(), claims, first_word=False)
-        for number in claims.numbers:
-            index.numbers |= number.values
-        index.stems.update(term.key for term in claims.terms)
-        if (spelled := _NUMBER_WORDS.get(token.lower())) is not None:
-            index.numbers.add(Decimal(str(spelled)))
-        for _, key in claims.codes:
-            index.codes.add(key)
-        if claims.codes and any(ch.isdigit() for ch in token):
-            _index_code(token, index)
+        if _PLAIN_NUMBER.fullmatch(token):
+            index.numbers |= _number(token, _scale_after(text, match.end())).values
+        else:
+            index.add(_word_index(token))
     return index
 
 
-def _index_code(token: str, index: CitedIndex) -> None:
-    """A code's parts are findable too: ``X3-Pro`` supplies ``x3``, ``CHG-2025-0612-03`` the number 2025."""
-    index.codes.update(_code_key(part) for part in _CODE_PARTS.split(token) if part)
-    index.numbers.update(Decimal(digits) for digits in re.findall(r"\d+", token))
-    if month := _ISO_MONTH.fullmatch(token):
-        number = int(month.group(1))
-        if 1 <= number <= 12:
+@_remembered
+def _word_index(token: str) -> CitedIndex:
+    """What ``token``, any token but a plain number, can be found as: its numbers, stems and codes; a spelled
+    number ("five") is also its value, and a code's parts are findable too: ``X3-Pro`` supplies ``x3``,
+    ``CHG-2025-0612-03`` the number 2025, ``2024-05-01`` the month May."""
+    claims = _word_claims(token, False)  # as a later word: a capital letter weighs nothing in an index
+    index = CitedIndex(
+        numbers={value for number in claims.numbers for value in number.values},
+        codes={key for _, key in claims.codes},
+        stems={term.key for term in claims.terms},
+    )
+    if (spelled := _NUMBER_WORDS.get(token.lower())) is not None:
+        index.numbers.add(Decimal(str(spelled)))
+    if claims.codes and any(ch.isdigit() for ch in token):
+        index.codes.update(_code_key(part) for part in _CODE_PARTS.split(token) if part)
+        index.numbers.update(Decimal(digits) for digits in re.findall(r"\d+", token))
+        if (month := _ISO_MONTH.fullmatch(token)) and 1 <= (number := int(month.group(1))) <= 12:
             index.codes.add(_MONTHS[number - 1])
+    return index
 
 
-def term_present(term: Term, index: CitedIndex) -> bool:
-    """Whether the cited text has ``term``: its stem or bigram, a spelled number's value, or a long shared prefix."""
-    if term.key in index.stems or term.key in index.bigrams:
-        return True
-    if term.number is not None and term.number in index.numbers:
-        return True
-    return len(term.key) >= 5 and any(_shares_prefix(term.key, stem) for stem in index.stems)
-
-
-def _shares_prefix(a: str, b: str) -> bool:
-    """Light stemming's safety net: "approval"/"approve", "manager"/"management"."""
-    shorter = min(len(a), len(b))
-    if shorter < 5:
-        return False
-    common = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        common += 1
-    return common >= 5 and common >= 0.75 * shorter
+def term_present(term: Term, cited: Sequence[CitedIndex]) -> bool:
+    """Whether one of the cited texts has ``term``: its stem or bigram, a spelled number's value, or (looked
+    for last) a long shared prefix with one of its stems (:class:`StemPrefixes`, light stemming's safety net)."""
+    for index in cited:
+        if term.key in index.stems or term.key in index.bigrams:
+            return True
+        if term.number is not None and term.number in index.numbers:
+            return True
+    return any(index.prefixes.match(term.key) for index in cited)
 

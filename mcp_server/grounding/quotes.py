@@ -15,23 +15,34 @@ is looked for, and it matches when its similarity — ``2 × matching characters
 in a sentence of a dozen words or more; a quote that differs more (another number or name in a
 short sentence, a paraphrase) is not found.
 
-The work is bounded whatever the document's length: up to :data:`MAX_SEEDS` short stretches of
-the quote are looked up verbatim (``str.find``, at most :data:`MAX_SEED_HITS` places each; a
-stretch found more often says nothing about where the quote is). Each place votes for where
-the quote would start, and only the :data:`MAX_CANDIDATES` places with most votes are
-compared character by character, each over a window the size of the quote and a fifth. So a
+The work is linear in the text's length and bounded in the quote's. Normalising goes through the
+text a stretch at a time (text that needs no folding character by character, most text, is
+folded whole), at most :data:`_MAX_MARKS` combining marks go with one character (NFKC orders a
+longer run in quadratic time), and it stops when the caller's deadline passes
+(:mod:`mcp_server.grounding.deadline`). Up to :data:`MAX_SEEDS` short stretches of the quote
+are looked up verbatim (``str.find``, at most :data:`MAX_SEED_HITS` places each; a stretch found
+more often says nothing about where the quote is). Each place votes for where the quote would
+start, and only the :data:`MAX_CANDIDATES` places with most votes are compared character by
+character, each over a window the size of the quote and a fifth, and while
+:data:`MAX_ALIGN_PAIRS` lasts (a quote of a few characters repeated is costly to compare). So a
 quote whose differences fall every few characters (no stretch of :data:`SEED_CHARS` left
 intact) is not found, however similar overall. Quotes are at most :data:`MAX_QUOTE_CHARS` long.
 """
 
 from __future__ import annotations
 
+import heapq
 import re
 import unicodedata
+from array import array
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from itertools import accumulate
+
+from mcp_server.grounding.deadline import NO_DEADLINE, Deadline, current_deadline
 
 MAX_QUOTE_CHARS = 1_000
 """Longest quote looked for: a sentence or a short paragraph."""
@@ -42,24 +53,56 @@ SEED_CHARS = 8
 MAX_SEEDS = 24
 MAX_SEED_HITS = 64
 MAX_CANDIDATES = 3
+MAX_ALIGN_PAIRS = 120_000
+"""Most pairs of equal characters (one in the quote, one in the passage) one search may compare: comparing
+a passage character by character costs about as many steps, however the quote is made (a quote of a
+few distinct characters has many)."""
 MAX_EXACT_OCCURRENCES = 1_000
 """Occurrences of an exact quote looked through for one inside the preferred span."""
 
 _WHITESPACE = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000"
 _TO_SPACE = str.maketrans({ch: " " for ch in _WHITESPACE + "".join(map(chr, range(0x2000, 0x200B)))})
+_ASCII_TO_SPACE = str.maketrans({ch: " " for ch in _WHITESPACE if ch.isascii()})
 _FOLD = str.maketrans(
     {ch: "'" for ch in "‘’‚‛′‵ʼ"}
     | {ch: '"' for ch in "“”„‟″‶«»"}
     | {ch: "-" for ch in "‐‑‒–—―−﹘﹣"}
     | {ch: None for ch in "\u00ad\u200b\u200c\u200d\u2060\ufeff"}
 )
-_SPECIAL = re.compile(
-    r"(?P<hyphen>(?<=[^\W\d_])[-\u00ad\u2010][ \t]*\r?\n\s*(?=[^\W\d_]))"
-    r"|(?P<space>\s{2,})"
-    r"|(?P<other>[\x21-\x7e]?[^\x00-\x7f\s]+)"
-)
+_FOLDED = re.compile("[" + "".join(map(chr, _FOLD)) + "]")
+"""A character :data:`_FOLD` changes (finding none is much faster than translating)."""
+_HYPHEN_BREAK = re.compile(r"[-\u00ad\u2010](?<=[^\W\d_].)[ \t]*\r?\n\s*(?=[^\W\d_])")
+_SPACES = re.compile(r"\s{2,}")
+_NON_ASCII = re.compile(r"[^\x00-\x7f\s]+")
+_HYPHEN, _SPACE, _OTHER = range(3)
 """What normalising may change in length: a hyphenated line break, a run of whitespace, non-ASCII text
-(with the character before it, which a combining mark may belong to)."""
+(with the printable ASCII character before it, which a combining mark may belong to)."""
+
+
+def _special(text: str) -> Iterator[tuple[int, int, int]]:
+    """(start, kind, end) of the stretches of ``text`` that normalising may change in length, in order.
+
+    Each kind is found by a simple pattern of its own (scanning text for one alternation of all
+    three would test every character against each): where two overlap, the one starting first
+    wins, a hyphenated line break before a run of whitespace.
+    """
+    runs = ((_with_lead(text, m.start()), _OTHER, m.end()) for m in _NON_ASCII.finditer(text))
+    found = heapq.merge(
+        ((m.start(), _HYPHEN, m.end()) for m in _HYPHEN_BREAK.finditer(text)),
+        ((m.start(), _SPACE, m.end()) for m in _SPACES.finditer(text)),
+        runs,
+    )
+    done = 0
+    for start, kind, end in found:
+        if start >= done:
+            yield start, kind, end
+            done = end
+
+
+def _with_lead(text: str, start: int) -> int:
+    """Where non-ASCII text from ``start`` is folded from: the printable ASCII character before it, if there is
+    one (a combining mark at ``start`` belongs to it), else ``start``."""
+    return start - 1 if start > 0 and "\x21" <= text[start - 1] <= "\x7e" else start
 
 
 @dataclass(frozen=True)
@@ -78,65 +121,148 @@ class _Normalised:
     """A text normalised as the module docstring says, with the way back to the original's offsets.
 
     The normalised text is built of pieces; a *linear* piece maps character for character onto
-    the original, any other piece (a collapsed whitespace run, a folded character) onto the
-    whole original span it came from.
+    the original, any other piece (a collapsed whitespace run, a folded character with its
+    combining marks) onto the whole original span it came from. Normal text takes few pieces
+    and is folded a run of non-ASCII text at a time (see :meth:`_fold`); the work is linear in the
+    text's length, and stops with DeadlineExceeded once ``deadline`` has passed.
     """
 
-    def __init__(self, original: str) -> None:
-        self.parts: list[str] = []
-        self.starts: list[int] = []  # where each piece starts in the normalised text
-        self.origins: list[tuple[int, int, bool]] = []  # its original span, and whether it is linear
+    def __init__(self, original: str, deadline: Deadline = NO_DEADLINE) -> None:
+        self._deadline = deadline
+        self._parts: list[str] = []
+        self.starts = array("q")  # where each piece starts in the normalised text
+        self._origin_starts = array("q")  # where it comes from in the original
+        self._origin_ends = array("q")
+        self._linear = bytearray()
         self._length = 0
         done = 0
-        for match in _SPECIAL.finditer(original):
-            self._linear(original, done, match.start())
-            if match["space"] is not None:
-                self._add(" ", match.start(), match.end(), linear=False)
-            elif match["other"] is not None:
-                self._fold(match["other"], match.start())
-            done = match.end()
-        self._linear(original, done, len(original))
-        self.text = "".join(self.parts)
+        for count, (start, kind, end) in enumerate(_special(original)):
+            if not count % _DEADLINE_EVERY:
+                deadline.check()
+            self._add_ascii(original, done, start)
+            if kind == _SPACE:
+                self._add(" ", start, end, linear=False)
+            elif kind == _OTHER:
+                for block_start, block_end in _blocks(original, start, end):
+                    self._fold(original[block_start:block_end], block_start)
+            done = end
+        self._add_ascii(original, done, len(original))
+        self.original = original
+        self.text = "".join(self._parts)
+        del self._parts
 
     def _add(self, part: str, start: int, end: int, *, linear: bool) -> None:
+        """Append ``part``, from ``original[start:end]``; a linear part right after a linear piece extends it."""
         if not part:
             return
-        self.parts.append(part)
-        self.starts.append(self._length)
-        self.origins.append((start, end, linear))
+        self._parts.append(part)
+        if linear and self._linear and self._linear[-1] and self._origin_ends[-1] == start:
+            self._origin_ends[-1] = end
+        else:
+            self.starts.append(self._length)
+            self._origin_starts.append(start)
+            self._origin_ends.append(end)
+            self._linear.append(linear)
         self._length += len(part)
 
-    def _linear(self, original: str, start: int, end: int) -> None:
+    def _add_ascii(self, original: str, start: int, end: int) -> None:
         # ASCII text and lone whitespace characters: lower-casing and spacing keep their length.
-        self._add(original[start:end].translate(_TO_SPACE).lower(), start, end, linear=True)
+        text = original[start:end]
+        self._add(text.translate(_ASCII_TO_SPACE if text.isascii() else _TO_SPACE).lower(), start, end, linear=True)
 
     def _fold(self, run: str, offset: int) -> None:
-        """Non-ASCII text, one character and its combining marks at a time; unchanged lengths stay linear."""
-        i = 0
-        while i < len(run):
-            j = i + 1
-            while j < len(run) and unicodedata.combining(run[j]):
-                j += 1
-            folded = unicodedata.normalize("NFKC", run[i:j]).casefold().translate(_FOLD)
-            last = self.origins[-1] if self.origins else None
-            if len(folded) == j - i == 1 and last is not None and last[2] and last[1] == offset + i:
-                self.parts[-1] += folded  # extends the linear piece before it
-                self.origins[-1] = (last[0], offset + j, True)
-                self._length += 1
-            else:
-                self._add(folded, offset + i, offset + j, linear=len(folded) == j - i == 1)
-            i = j
+        """Non-ASCII text (and the character before it, which a combining mark may belong to; a long run comes
+        a block at a time, see :func:`_blocks`).
+
+        Text that NFKC leaves as it is and whose case folding keeps every character one character
+        (most text: CJK, Cyrillic, accented Latin) is folded whole, as one linear piece. Other text
+        is folded a character and its combining marks (at most :data:`_MAX_MARKS`) at a time, each
+        a piece of its own unless every character folds to one character.
+        """
+        self._deadline.check()
+        if (folded := _one_to_one(run)) is not None:
+            self._add(folded, offset, offset + len(run), linear=True)
+            return
+        bounds = _clusters(run)
+        folds = _fold_each(run if len(bounds) == len(run) + 1 else _cut(run, bounds))  # characters, or clusters
+        if set(map(len, folds)) == {1} and len(folds) == len(run):
+            self._add("".join(folds), offset, offset + len(run), linear=True)
+            return
+        self._parts += folds
+        self.starts.extend(accumulate(map(len, folds[:-1]), initial=self._length))
+        self._origin_starts.extend(map(offset.__add__, bounds[:-1]))
+        self._origin_ends.extend(map(offset.__add__, bounds[1:]))
+        self._linear.extend(len(part) == end - start == 1 for part, start, end in zip(folds, bounds, bounds[1:]))
+        self._length += sum(map(len, folds))
 
     def original_start(self, position: int) -> int:
         piece = bisect_right(self.starts, position) - 1
-        start, _, linear = self.origins[piece]
+        start, linear = self._origin_starts[piece], self._linear[piece]
         return start + (position - self.starts[piece]) if linear else start
 
     def original_end(self, position: int) -> int:
         """Where the original span ends whose normalised form ends at ``position`` (exclusive)."""
         piece = bisect_right(self.starts, position - 1) - 1
-        start, end, linear = self.origins[piece]
+        start, end, linear = self._origin_starts[piece], self._origin_ends[piece], self._linear[piece]
         return start + (position - self.starts[piece]) if linear else end
+
+
+_DEADLINE_EVERY = 1024
+"""Pieces of special text normalised between two looks at the deadline."""
+_BLOCK_CHARS = 16_384
+"""Length of the blocks a long run of non-ASCII text is folded in, a look at the deadline before each."""
+_MAX_MARKS = 30
+"""Most combining marks folded with one character (Unicode's stream-safe limit): NFKC orders a run of
+marks in time quadratic in its length."""
+
+
+def _one_to_one(text: str) -> str | None:
+    """``text`` folded, when NFKC leaves it as it is and folding keeps every character one character; else None."""
+    if not unicodedata.is_normalized("NFKC", text):
+        return None
+    folded = text.casefold()
+    if len(folded) != len(text):
+        return None
+    if _FOLDED.search(folded):
+        folded = folded.translate(_FOLD)
+    return folded if len(folded) == len(text) else None
+
+
+def _blocks(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """``text[start:end]`` in blocks of about :data:`_BLOCK_CHARS`, each ending before a character that is no
+    combining mark (so that folding the blocks one by one folds every character with its marks)."""
+    while end - start > _BLOCK_CHARS:
+        cut = start + _BLOCK_CHARS
+        while cut < end and cut - start < _BLOCK_CHARS + _MAX_MARKS and unicodedata.combining(text[cut]):
+            cut += 1
+        yield start, cut
+        start = cut
+    yield start, end
+
+
+def _clusters(run: str) -> list[int]:
+    """Where the characters of ``run``, each with the combining marks after it (at most :data:`_MAX_MARKS`),
+    start, and its end."""
+    marks = bytes(map(unicodedata.combining, run))
+    if marks.count(0) == len(marks):
+        return list(range(len(run) + 1))
+    starts = [0, *(i for i in range(1, len(run)) if not marks[i])]
+    bounds = [cut for start, end in zip(starts, [*starts[1:], len(run)]) for cut in range(start, end, _MAX_MARKS + 1)]
+    return [*bounds, len(run)]
+
+
+def _cut(text: str, bounds: list[int]) -> list[str]:
+    return [text[start:end] for start, end in zip(bounds, bounds[1:])]
+
+
+def _fold_each(clusters: Iterable[str]) -> list[str]:
+    """Each of ``clusters`` (a character and its combining marks) folded by itself.
+
+    They are folded together, a NUL between two (a character that neither composes nor reorders
+    with another, and that no run of non-ASCII text holds), so that the work is done in C.
+    """
+    folded = unicodedata.normalize("NFKC", "\0".join(clusters)).casefold()
+    return (folded.translate(_FOLD) if _FOLDED.search(folded) else folded).split("\0")
 
 
 def normalise(text: str) -> str:
@@ -156,19 +282,21 @@ def find_quote(quote: str, text: str, prefer: tuple[int, int] | None = None) -> 
     needle = normalise(quote)
     if not needle:
         raise ValueError("the quote is empty once whitespace is removed")
-    haystack = _Normalised(text)
-    exact = _exact(needle, haystack, prefer)
+    deadline = current_deadline()
+    haystack = _Normalised(text, deadline)
+    exact = _exact(needle, haystack, prefer, deadline)
     if exact is not None:
         return exact
-    return _closest(needle, haystack)
+    return _closest(needle, haystack, deadline)
 
 
-def _exact(needle: str, haystack: _Normalised, prefer: tuple[int, int] | None) -> QuoteMatch | None:
+def _exact(needle: str, haystack: _Normalised, prefer: tuple[int, int] | None, deadline: Deadline) -> QuoteMatch | None:
     first = None
     position = haystack.text.find(needle)
     for _ in range(MAX_EXACT_OCCURRENCES):
         if position == -1:
             break
+        deadline.check()
         match = _match(haystack, position, position + len(needle), 1.0, exact=True)
         if prefer is None or prefer[0] <= match.start < prefer[1]:
             return match
@@ -177,16 +305,27 @@ def _exact(needle: str, haystack: _Normalised, prefer: tuple[int, int] | None) -
     return first
 
 
-def _closest(needle: str, haystack: _Normalised) -> QuoteMatch | None:
+def _closest(needle: str, haystack: _Normalised, deadline: Deadline) -> QuoteMatch | None:
+    """The passage most like ``needle`` at the candidate places, compared while :data:`MAX_ALIGN_PAIRS` lasts."""
     best: QuoteMatch | None = None
-    for start in _candidate_starts(needle, haystack.text):
-        found = _align(needle, haystack, start)
+    budget = MAX_ALIGN_PAIRS
+    needle_counts = Counter(needle)
+    for start in _candidate_starts(needle, haystack.text, deadline):
+        deadline.check()
+        slack = len(needle) // 5 + SEED_CHARS
+        low = max(0, start - slack)
+        window = haystack.text[low : start + len(needle) + slack]
+        pairs = sum(count * window.count(ch) for ch, count in needle_counts.items())
+        if pairs > budget:
+            continue
+        budget -= pairs
+        found = _align(needle, haystack, low, window)
         if found is not None and (best is None or found.ratio > best.ratio):
             best = found
     return best
 
 
-def _candidate_starts(needle: str, text: str) -> list[int]:
+def _candidate_starts(needle: str, text: str, deadline: Deadline) -> list[int]:
     """Where in ``text`` the quote may start, by the votes of its stretches found verbatim (most first)."""
     size = max(3, min(SEED_CHARS, len(needle) // 3))
     last = len(needle) - size
@@ -198,6 +337,7 @@ def _candidate_starts(needle: str, text: str) -> list[int]:
     votes: Counter[int] = Counter()
     diagonals: dict[int, list[int]] = {}
     for offset in offsets:
+        deadline.check()
         places = _places(text, needle[offset : offset + size])
         for place in places:
             diagonal = place - offset
@@ -219,17 +359,16 @@ def _places(text: str, seed: str) -> list[int]:
     return places
 
 
-def _align(needle: str, haystack: _Normalised, start: int) -> QuoteMatch | None:
-    """The passage near ``start`` most like ``needle``: the run of matching blocks with the best ratio."""
-    slack = len(needle) // 5 + SEED_CHARS
-    low = max(0, start - slack)
-    window = haystack.text[low : start + len(needle) + slack]
+def _align(needle: str, haystack: _Normalised, low: int, window: str) -> QuoteMatch | None:
+    """The passage of ``window`` (``haystack.text[low:]``) most like ``needle``: the run of matching blocks
+    with the best ratio."""
     blocks = [b for b in SequenceMatcher(None, needle, window, autojunk=False).get_matching_blocks() if b.size]
     if not blocks:
         return None
+    matched_before = list(accumulate((b.size for b in blocks), initial=0))
 
     def ratio(first: int, last: int) -> float:
-        matched = sum(b.size for b in blocks[first : last + 1])
+        matched = matched_before[last + 1] - matched_before[first]
         span = blocks[last].b + blocks[last].size - blocks[first].b
         return 2 * matched / (len(needle) + span)
 
@@ -250,4 +389,19 @@ def _match(haystack: _Normalised, start: int, end: int, ratio: float, *, exact: 
         start += 1
     while end > start and haystack.text[end - 1] == " ":
         end -= 1
-    return QuoteMatch(haystack.original_start(start), haystack.original_end(end), round(ratio, 4), exact)
+    begin, finish = _whole_characters(haystack.original, haystack.original_start(start), haystack.original_end(end))
+    return QuoteMatch(begin, finish, round(ratio, 4), exact)
+
+
+def _whole_characters(text: str, start: int, end: int) -> tuple[int, int]:
+    """``text[start:end]`` widened to whole characters: a combining mark goes with the character before it
+    (text folded a stretch at a time maps a character and its marks one to one)."""
+    for _ in range(_MAX_MARKS):
+        if not (0 < start < len(text) and unicodedata.combining(text[start]) and not text[start - 1].isspace()):
+            break
+        start -= 1
+    for _ in range(_MAX_MARKS):
+        if not (end < len(text) and unicodedata.combining(text[end])):
+            break
+        end += 1
+    return start, end

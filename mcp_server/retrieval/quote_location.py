@@ -1,10 +1,15 @@
 """A quote located in a stored document: its chunk's citation, page, lines and offsets.
 
-The text matching is :func:`mcp_server.grounding.quotes.find_quote`; this module places the
-match in the document's chunk map. A match inside one chunk cites that chunk (the first of
-overlapping chunks holding it whole, or the preferred one); a match that runs past its chunk
-cites the chunk where it starts (the one reaching furthest into it) and names the chunk where
-it ends (``end_citation``), with the pages of both. Lines are source-file lines where the
+The text matching is :func:`mcp_server.grounding.quotes.find_quote`; this module chooses the
+text searched and places the match in the document's chunk map. A document of at most
+:data:`QUOTE_SCOPE_CHARS` characters is searched whole; in a longer one, the quote is looked
+for in that many characters around the chunk a citation id names (from the start when none
+is named), which bounds what one call may cost whatever the document.
+
+A match inside one chunk cites that chunk (the first of overlapping chunks holding it whole,
+or the preferred one); a match that runs past its chunk cites the chunk where it starts (the
+one reaching furthest into it) and names the chunk where it ends (``end_citation``), with
+the pages of both. Lines are source-file lines where the
 chunks record them (text formats, CSV; rows of a sheet), else lines on the page (PDF pages,
 slides: counted in the page's extracted text, so running headers and footers do not count),
 else lines of the document text.
@@ -12,21 +17,28 @@ else lines of the document text.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from mcp_server.errors import InvalidQueryError, NotFoundError
-from mcp_server.grounding.quotes import MAX_QUOTE_CHARS, MIN_RATIO, QuoteMatch, find_quote
+from mcp_server.grounding.quotes import MAX_QUOTE_CHARS, MIN_RATIO, QuoteMatch, find_quote, normalise
 from mcp_server.models import QuoteLines, QuoteLocation, describe_location
 from mcp_server.retrieval.citation_records import chunk_citation
 from mcp_server.stores.docstore import StoredChunk, StoredDocument
 
+QUOTE_SCOPE_CHARS = 50_000
+"""Most characters of a document searched for one quote (about 25 pages)."""
+
 
 def check_quote(quote: str) -> str:
-    """``quote`` stripped, or the refusal of an empty or over-long one."""
+    """``quote`` stripped, or the refusal of an empty or over-long one (as typed, or once normalised: a
+    ligature or a symbol such as ﷺ stands for several letters)."""
     quote = quote.strip()
     if not quote:
         raise InvalidQueryError("the quote is empty; pass the words to locate, or omit quote to read the document")
-    if len(quote) > MAX_QUOTE_CHARS:
+    length = len(quote) if len(quote) > MAX_QUOTE_CHARS else len(normalise(quote))  # normalised only when short
+    if length > MAX_QUOTE_CHARS:
         raise InvalidQueryError(
-            f"the quote is {len(quote)} characters long; locate at most {MAX_QUOTE_CHARS} at a time: quote one "
+            f"the quote is {length} characters long; locate at most {MAX_QUOTE_CHARS} at a time: quote one "
             "sentence or a short passage that identifies the place"
         )
     return quote
@@ -38,9 +50,14 @@ def locate_quote(
     """Where ``quote`` is in ``document`` (chunk ``prefer`` first when it is there several times), and
     the indexes of its first and last chunk; raises NotFoundError saying what to try when it is not there."""
     preferred = (spans[prefer].char_start, spans[prefer].char_end) if prefer is not None else None
-    match = find_quote(quote, document.text, preferred) if spans else None
+    low, high = _scope(len(document.text), preferred)
+    match = None
+    if spans:
+        within = (preferred[0] - low, preferred[1] - low) if preferred is not None else None
+        match = find_quote(quote, document.text[low:high], within)
+        match = replace(match, start=low + match.start, end=low + match.end) if match is not None else None
     if match is None or match.ratio < MIN_RATIO:
-        raise NotFoundError(_not_found(document, spans, match))
+        raise NotFoundError(_not_found(document, spans, match, (low, high), prefer))
     first, last = _chunks_of(spans, match, prefer)
     head, tail = spans[first], spans[last]
     line_start, line_end, lines = _lines(document.text, spans, head, tail, match)
@@ -55,8 +72,27 @@ def locate_quote(
     return location, first, last
 
 
-def _not_found(document: StoredDocument, spans: list[StoredChunk], closest: QuoteMatch | None) -> str:
+def _scope(length: int, preferred: tuple[int, int] | None) -> tuple[int, int]:
+    """The span of a document of ``length`` characters searched: all of it, or :data:`QUOTE_SCOPE_CHARS`
+    characters centred on the ``preferred`` span (or from the start)."""
+    if length <= QUOTE_SCOPE_CHARS:
+        return 0, length
+    centre = (preferred[0] + preferred[1]) // 2 if preferred is not None else 0
+    low = min(max(0, centre - QUOTE_SCOPE_CHARS // 2), length - QUOTE_SCOPE_CHARS)
+    return low, low + QUOTE_SCOPE_CHARS
+
+
+def _not_found(
+    document: StoredDocument, spans: list[StoredChunk], closest: QuoteMatch | None, scope: tuple[int, int],
+    prefer: int | None,
+) -> str:  # fmt: skip
     message = f"the quote was not found in document {document.corpus}:{document.doc_id}"
+    if scope != (0, len(document.text)):
+        around = f"around chunk #{prefer}" if prefer is not None else "from its start"
+        message += (
+            f" (of its {len(document.text):,} characters, the {QUOTE_SCOPE_CHARS:,} {around} were searched: pass "
+            "the citation id of the chunk the quote comes from)"
+        )
     if closest is not None:
         first, _ = _chunks_of(spans, closest, None)
         span = spans[first]

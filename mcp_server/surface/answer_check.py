@@ -7,24 +7,46 @@ too — and adds, for each supported sentence, where its evidence is: the citati
 the sentence of the cited chunk that matches it best, with its offsets, page and lines.
 SQL citations (``sql:<db>:<hash>``) cannot be re-read later (the server keeps no results), so
 they count as unknown ids here.
+
+Any client may call this tool on a shared server, so what one call may cost is bounded: an
+answer is refused beyond :data:`MAX_ANSWER_CHARS` characters, :data:`MAX_SENTENCES`
+sentences, :data:`MAX_CITED_IDS` distinct ids, :data:`MAX_SENTENCE_IDS` ids in one sentence
+or :data:`MAX_CITATIONS` citations in all; of each cited chunk the first
+:data:`MAX_CHUNK_CHARS` characters are compared, and a supported sentence's evidence is
+looked for among the chunk's first :data:`MAX_EVIDENCE_SENTENCES` sentences. Every cited
+chunk is indexed, and cut into sentences, once per call (and remembered for the next), and
+the work stops at the call's deadline (:mod:`mcp_server.grounding.deadline`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import Field
 
 from mcp_server.errors import InvalidQueryError
-from mcp_server.grounding.citations import SentenceCheck, check_answer, supports
-from mcp_server.grounding.claims import SentenceSpan, cited_ids, sentence_spans
+from mcp_server.grounding.citations import EvidenceSentences, SentenceCheck, check_answer
+from mcp_server.grounding.claims import SentenceSpan, cited_ids, claims_of, sentence_spans
+from mcp_server.grounding.deadline import current_deadline
 from mcp_server.models import Citation, PublishedModel
 
-MAX_ANSWER_CHARS = 20_000
+MAX_ANSWER_CHARS = 10_000
 """Longest answer checked in one call."""
-MAX_CITED_IDS = 100
+MAX_SENTENCES = 100
+"""Most sentences (lines, list items, headings included) one answer may have."""
+MAX_CITED_IDS = 20
 """Most distinct citation ids one answer may cite."""
+MAX_SENTENCE_IDS = 5
+"""Most distinct citation ids one sentence may cite."""
+MAX_CITATIONS = 100
+"""Most citations in one answer, counting the distinct ids of each sentence."""
+MAX_CHUNK_CHARS = 4_000
+"""Characters of a cited chunk compared with the sentences citing it (its beginning); chunks are shorter
+(at most about 1,700 characters with the default chunking)."""
+MAX_EVIDENCE_SENTENCES = 64
+"""Sentences of a cited chunk looked through for the one that matches a supported sentence best."""
 
 Lookup = Callable[[str], "tuple[Citation, str] | None"]
 """A citation id to its record and chunk text, or None when it is unknown or not granted."""
@@ -74,17 +96,9 @@ class AnswerCheck(PublishedModel):
 
 def check_cited_answer(answer: str, question: str | None, lookup: Lookup) -> AnswerCheck:
     """Check ``answer`` against the chunks its ids name, as ``lookup`` reads them."""
-    if not answer.strip():
-        raise InvalidQueryError("answer is empty; pass the draft answer whose sentences carry [citation ids]")
-    if len(answer) > MAX_ANSWER_CHARS:
-        raise InvalidQueryError(
-            f"answer is {len(answer)} characters; check at most {MAX_ANSWER_CHARS} at a time (split it in parts)"
-        )
-    ids = cited_ids(answer)
-    if len(ids) > MAX_CITED_IDS:
-        raise InvalidQueryError(f"answer cites {len(ids)} ids; check at most {MAX_CITED_IDS} at a time")
-    found = {cid: record for cid in ids if (record := lookup(cid)) is not None}
-    check = check_answer(answer, {cid: text for cid, (_, text) in found.items()})
+    spans, ids = _within_limits(answer)
+    found = {cid: (record[0], record[1][:MAX_CHUNK_CHARS]) for cid in ids if (record := lookup(cid)) is not None}
+    check = check_answer(answer, {cid: text for cid, (_, text) in found.items()}, spans)
     verdicts = [_verdict(sentence, found) for sentence in check.sentences]
     counts = {status: sum(1 for v in verdicts if v.status == status) for status in Status.__args__}  # type: ignore[attr-defined]
     return AnswerCheck(
@@ -92,30 +106,76 @@ def check_cited_answer(answer: str, question: str | None, lookup: Lookup) -> Ans
     )
 
 
+def _within_limits(answer: str) -> tuple[list[SentenceSpan], list[str]]:
+    """The sentences of ``answer`` and the ids it cites, or the refusal of an answer over one of the limits,
+    saying what to do."""
+    if not answer.strip():
+        raise InvalidQueryError("answer is empty; pass the draft answer whose sentences carry [citation ids]")
+    if len(answer) > MAX_ANSWER_CHARS:
+        raise InvalidQueryError(
+            f"answer is {len(answer)} characters; check at most {MAX_ANSWER_CHARS} at a time (split it in parts)"
+        )
+    spans = sentence_spans(answer)
+    if len(spans) > MAX_SENTENCES:
+        raise InvalidQueryError(
+            f"answer has {len(spans)} sentences (lines and list items count as sentences); check at most "
+            f"{MAX_SENTENCES} at a time (split it in parts)"
+        )
+    citations = 0
+    for span in spans:
+        sentence_ids = cited_ids(answer[span.start : span.end])
+        if len(sentence_ids) > MAX_SENTENCE_IDS:
+            raise InvalidQueryError(
+                f'the sentence "{_clip(answer[span.start : span.end])}" cites {len(sentence_ids)} ids; cite at most '
+                f"{MAX_SENTENCE_IDS} per sentence: the chunks that hold its numbers and key terms"
+            )
+        citations += len(sentence_ids)
+    if citations > MAX_CITATIONS:
+        raise InvalidQueryError(
+            f"answer has {citations} citations (the ids of each sentence); check at most {MAX_CITATIONS} at a time "
+            "(split it in parts)"
+        )
+    if len(ids := cited_ids(answer)) > MAX_CITED_IDS:
+        raise InvalidQueryError(
+            f"answer cites {len(ids)} different ids; check at most {MAX_CITED_IDS} at a time (split it in parts)"
+        )
+    return spans, ids
+
+
 def _verdict(sentence: SentenceCheck, found: dict[str, tuple[Citation, str]]) -> SentenceVerdict:
     status: Status = "unknown_id" if sentence.unknown_ids else sentence.status
     reason = "; ".join(sentence.problems) or None
     if reason is not None:
         reason = reason.replace("not returned by any tool in this run", "no such id, or not readable by this client")
-    evidence = []
-    if status == "supported":
-        evidence = [_locate(sentence.text, *found[cid]) for cid in sentence.citations if cid in found]
     return SentenceVerdict(
         text=sentence.text, status=status, reason=reason, citations=sentence.citations,
-        unknown_ids=sentence.unknown_ids, evidence=evidence,
+        unknown_ids=sentence.unknown_ids, evidence=_evidence(sentence, found) if status == "supported" else [],
     )  # fmt: skip
 
 
-def _locate(sentence: str, citation: Citation, chunk_text: str) -> EvidenceSpan:
-    """The sentence of ``chunk_text`` that holds most of ``sentence``'s numbers and codes, then most of
-    its key terms (the first on a tie)."""
+def _evidence(sentence: SentenceCheck, found: dict[str, tuple[Citation, str]]) -> list[EvidenceSpan]:
+    """Where each chunk ``sentence`` cites supports it: the chunk's sentence that holds most of its numbers and
+    codes, then most of its key terms (the whole chunk when it has no sentence)."""
+    claims = claims_of(sentence.text)
+    spans = []
+    for cid in sentence.citations:
+        if cid in found:
+            current_deadline().check()
+            citation, chunk_text = found[cid]
+            best = _evidence_sentences(chunk_text).best(claims)
+            start, end = (best.start, best.end) if best is not None else (0, len(chunk_text))
+            spans.append(_span(citation, chunk_text, start, end))
+    return spans
 
-    def score(span: SentenceSpan) -> tuple[int, float]:
-        support = supports(sentence, chunk_text[span.start : span.end])
-        return -len(support.missing_numbers) - len(support.missing_codes), support.coverage
 
-    best = max(sentence_spans(chunk_text), key=score, default=None)
-    start, end = (best.start, best.end) if best is not None else (0, len(chunk_text))
+@lru_cache(maxsize=64)
+def _evidence_sentences(chunk_text: str) -> EvidenceSentences:
+    """The sentences of a cited chunk, indexed (cached: answers and their revisions cite the same chunks)."""
+    return EvidenceSentences(chunk_text, MAX_EVIDENCE_SENTENCES)
+
+
+def _span(citation: Citation, chunk_text: str, start: int, end: int) -> EvidenceSpan:
+    """``chunk_text[start:end]`` as evidence, placed in its document and source file."""
     line_start = line_end = None
     if citation.line_start is not None:
         line_start = citation.line_start + chunk_text.count("\n", 0, start)

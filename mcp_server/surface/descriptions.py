@@ -14,7 +14,11 @@ from __future__ import annotations
 
 from mcp_server.grounding.quotes import MAX_QUOTE_CHARS, MIN_RATIO
 from mcp_server.models import CorpusInfo
+from mcp_server.retrieval.quote_location import QUOTE_SCOPE_CHARS
 from mcp_server.settings import Settings
+from mcp_server.surface.answer_check import (
+    MAX_ANSWER_CHARS, MAX_CITATIONS, MAX_CITED_IDS, MAX_SENTENCE_IDS, MAX_SENTENCES,
+)  # fmt: skip
 from mcp_server.surface.tools import HIT_CHARS
 
 _RETURNS = (
@@ -78,7 +82,8 @@ GET_DOCUMENT = (
     "it to find documents (search first) or with guessed ids. The document's `text` is at most {max_chars:,} "
     "characters, cut after the last whole chunk that fits (`truncated` and `next_chunk` say where to read on).\n\n"
     "With `quote`, words copied from the document, it finds where they are: to give a citation its page and lines, "
-    "or to check a quotation. The whole document is searched, through differences of case, spacing, hyphenation, "
+    "or to check a quotation. The document is searched whole up to {quote_scope_chars:,} characters, else "
+    "around the chunk a citation id names (or from its start), through differences of case, spacing, hyphenation, "
     "quote marks and dashes and small misquotes (similarity at least {min_quote_ratio:g}). The result's `quote` "
     "gives the chunk to cite, page, lines, offsets and the document's own words; the text is the chunks around it. "
     "A quote not found is an error: search instead. Not for paraphrases."
@@ -89,7 +94,9 @@ CHECK_ANSWER = (
     "supported (with where: page, lines, offsets), unsupported (a number, code or key term is missing from the "
     "cited text), uncited, unknown_id (no such id here) or not_factual; fix or drop what fails. The check is "
     "lexical (it cannot see a wrong relation between words that all occur) and does not search; SQL citations "
-    "count as unknown."
+    "count as unknown.\n\n"
+    f"One call checks at most {MAX_ANSWER_CHARS:,} characters, {MAX_SENTENCES} sentences, {MAX_CITED_IDS} ids "
+    f"({MAX_SENTENCE_IDS} per sentence, {MAX_CITATIONS} citations): check a longer answer in parts."
 )
 ANSWER = "The draft: sentences ending in their [citation ids], as the tools returned them."
 QUESTION = "The question answered (optional; echoed in the result)."
@@ -185,6 +192,7 @@ def limits(settings: Settings) -> dict[str, int | float | str]:
         "rerank_model": (settings.rerank_model or "") if settings.rerank_url else "",
         "hit_chars": HIT_CHARS,
         "max_quote_chars": MAX_QUOTE_CHARS,
+        "quote_scope_chars": QUOTE_SCOPE_CHARS,
         "min_quote_ratio": MIN_RATIO,
         "max_chars": settings.max_result_chars,
         "max_top_k": settings.max_top_k,

@@ -57,6 +57,7 @@ from mcp_server import __version__
 from mcp_server.display_text import for_display, json_for_display
 from mcp_server.errors import CallTimeoutError, RetrievalError
 from mcp_server.grants import FULL_ACCESS, Grant
+from mcp_server.grounding.deadline import DeadlineExceeded, running_until
 from mcp_server.models import CorpusInfo, SearchFilters, SqlResult
 from mcp_server.models import Retriever as RetrieverName
 from mcp_server.settings import Settings
@@ -219,7 +220,8 @@ class CallRunner:
     (their worker processes run at low CPU priority, see :mod:`mcp_server.sql.sandbox`).
     A call that runs out of time is answered at once with a tool error and its result is
     discarded, but its work is not abandoned: it keeps its slot until it has really stopped
-    (SQL is killed at ``settings.sql_timeout_s``; searches and document reads are bounded),
+    (SQL is killed at ``settings.sql_timeout_s``; searches and document reads are bounded; the
+    citation check and the quote search stop at the call's deadline, :mod:`mcp_server.grounding.deadline`),
     so the work running at once never exceeds the limits.
     """
 
@@ -248,7 +250,10 @@ class CallRunner:
         try:
             if gave_up.is_set():  # the slot came just as the caller stopped waiting
                 raise _call_timeout(self._timeout_s)
-            return work()
+            with running_until(deadline):
+                return work()
+        except DeadlineExceeded:
+            raise _call_timeout(self._timeout_s) from None
         finally:
             slots.release(tenant)
 
