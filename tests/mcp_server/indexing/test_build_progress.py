@@ -31,8 +31,8 @@ POSITION = "indexing documents: 0 of 1 documents done; embedding manual.md: chun
 EMBEDDING = re.compile(r"embedding manual\.md: chunk ([\d,]+) of ([\d,]+)")
 
 
-def long_manual(root: Path) -> Path:
-    """A corpus folder holding one long Markdown manual that chunks into :data:`STEPS` small chunks."""
+def long_manual(root: Path, steps: int = STEPS) -> Path:
+    """A corpus folder holding one long Markdown manual that chunks into ``steps`` small chunks."""
     folder = root / "pumps"
     folder.mkdir(parents=True)
     (folder / "corpus.toml").write_text(
@@ -40,11 +40,11 @@ def long_manual(root: Path) -> Path:
         "overlap_tokens = 4\n",
         encoding="utf-8",
     )
-    steps = "".join(
+    text = "".join(
         f"Step {n}: check valve {n} and record pressure reading {n * 13} before the next cycle starts.\n\n"
-        for n in range(1, STEPS + 1)
+        for n in range(1, steps + 1)
     )
-    (folder / "manual.md").write_text(f"---\ntitle: Pump manual\n---\n# Pump manual\n\n{steps}", encoding="utf-8")
+    (folder / "manual.md").write_text(f"---\ntitle: Pump manual\n---\n# Pump manual\n\n{text}", encoding="utf-8")
     return folder
 
 

@@ -23,10 +23,14 @@ from tests.mcp_server.surface.test_stdio import SERVE, StdioPeer
 
 pytestmark = pytest.mark.slow
 
+LONG = 1_000
+"""Chunks in the manual: its embedding takes seconds even on a fast machine, so the build record (written
+every 0.5 s) shows the embedding's position more than once (200 chunks took 1.2 s on CI's machine)."""
+
 
 def test_a_call_waiting_for_the_first_build_gets_the_embedding_of_one_long_document_as_progress(tmp_path: Path) -> None:
     settings = Settings(
-        data_dir=tmp_path / "data", corpora=[long_manual(tmp_path)], database="none", embedding_batch_size=BATCH
+        data_dir=tmp_path / "data", corpora=[long_manual(tmp_path, LONG)], database="none", embedding_batch_size=BATCH
     )
     with (tmp_path / "stderr.log").open("wb") as stderr:
         process = subprocess.Popen(
@@ -66,7 +70,7 @@ def test_a_call_waiting_for_the_first_build_gets_the_embedding_of_one_long_docum
 @pytest.mark.anyio
 async def test_the_sdk_client_hears_the_embedding_through_its_progress_callback(tmp_path: Path) -> None:
     settings = Settings(
-        data_dir=tmp_path / "data", corpora=[long_manual(tmp_path)], database="none", embedding_batch_size=BATCH
+        data_dir=tmp_path / "data", corpora=[long_manual(tmp_path, LONG)], database="none", embedding_batch_size=BATCH
     )
     server = StdioServerParameters(command=SERVE[0], args=SERVE[1:], env=subprocess_env(settings), cwd=tmp_path)
     heard: list[tuple[float, str | None]] = []
