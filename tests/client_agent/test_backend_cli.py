@@ -2,7 +2,7 @@
 and a real stdio MCP server on a small ingested corpus.
 
 The scripted models cite ids the tiny corpus really has (``tiny:alpha#0``), so the citation
-check the CLI runs is the real one. Each command line is what the README shows for a local server.
+check the CLI runs is the real one. Each command line is what docs/agent.md shows for a local server.
 """
 
 from __future__ import annotations
