@@ -141,11 +141,12 @@ def test_a_dripping_answer_is_given_up_at_the_deadline(drip: Literal["all", "bod
 
 
 def test_the_deadline_covers_the_second_request_of_a_refused_shape() -> None:
-    # Each request alone answers within the timeout; the two together do not.
-    slow = 0.7 * TIMEOUT_S
+    # Each request alone answers within the timeout; the two together take 1.6 s longer than it.
+    timeout = 4 * TIMEOUT_S
+    slow = 0.9 * timeout
     replies = [Reply(422, "missing field `texts`", delay_s=slow), Reply(200, SCORED, delay_s=slow)]
     with RerankStandIn("infinity", replies=replies) as server:
-        reranker = Reranker(RerankServer(server.url, "m", timeout_s=TIMEOUT_S))
+        reranker = Reranker(RerankServer(server.url, "m", timeout_s=timeout))
         started = time.monotonic()
         with pytest.raises(RerankError, match="no complete answer within"):
             reranker.scores("q", TEXTS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import signal
 import threading
 import socket
+import statistics
 import time
 from collections.abc import Iterator
 
@@ -102,6 +103,14 @@ def test_a_stalled_upload_is_cut_off_and_releases_its_clients_slot(slow_server: 
 
 
 
+def _timed_post(server: HttpServer, call: dict[str, object], headers: dict[str, str]) -> float:
+    """Seconds one MCP request took to be answered (it must be answered 200)."""
+    started = time.monotonic()
+    answer = httpx.post(f"{server.url}/mcp", json=call, headers=headers, timeout=30)
+    assert answer.status_code == 200
+    return time.monotonic() - started
+
+
 def _flood_headers(port: int, until: float, answers: list[bytes]) -> None:
     """Stream an endless header, reconnecting whenever the server closes the connection, until ``until``."""
     while time.monotonic() < until:
@@ -129,6 +138,7 @@ def test_a_header_flood_from_two_unauthenticated_sockets_leaves_other_clients_se
     headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}"}
     search = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
               "params": {"name": "keyword_search", "arguments": {"query": "alpha", "corpus": "teama"}}}  # fmt: skip
+    quiet = [_timed_post(server, search, headers) for _ in range(5)]  # the same searches before the flood
     answers: list[bytes] = []
     until = time.monotonic() + 6
     flooders = [threading.Thread(target=_flood_headers, args=(server.port, until, answers)) for _ in range(2)]
@@ -137,15 +147,13 @@ def test_a_header_flood_from_two_unauthenticated_sockets_leaves_other_clients_se
     time.sleep(1)
     took: list[float] = []
     while time.monotonic() < until - 0.5:
-        started = time.monotonic()
-        answer = httpx.post(f"{server.url}/mcp", json=search, headers=headers, timeout=30)
-        took.append(time.monotonic() - started)
-        assert answer.status_code == 200
+        took.append(_timed_post(server, search, headers))
         time.sleep(0.2)
     for flooder in flooders:
         flooder.join()
 
-    assert max(took) < 1.0, took
+    # Before the header limits, two flooding sockets took such a search from 30 ms to 10.4 s (350 times).
+    assert max(took) < max(1.0, 20 * statistics.median(quiet)), (took, quiet)
     assert any(answer.startswith(b"HTTP/1.1 431") for answer in answers), answers[:3]
     assert "refused the request from 127.0.0.1" in server.log.read_text()
 

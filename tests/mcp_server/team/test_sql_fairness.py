@@ -1,4 +1,8 @@
-"""One team's heavy SQL does not take every SQL slot: another team's light statement runs at once (real server)."""
+"""One team's heavy SQL does not take every SQL slot: another team's light statement runs at once (real server).
+
+"At once" is measured against the hogs themselves, under the same load: a light statement that had to
+wait for a SQL slot would wait for a hog to reach its deadline, so it would take about as long as one.
+"""
 
 from __future__ import annotations
 
@@ -48,9 +52,13 @@ def test_a_sql_hog_leaves_another_teams_light_statement_fast(two_teams: tuple[Ht
     assert _sql(server, light, "SELECT 1").status_code == 200  # both teams have been served
     until = time.monotonic() + 3 * SQL_TIMEOUT_S
 
+    hog_took: list[float] = []
+
     def hog() -> None:
         while time.monotonic() < until:
+            started = time.monotonic()
             _sql(server, heavy, HOG)
+            hog_took.append(time.monotonic() - started)
 
     hogs = [threading.Thread(target=hog) for _ in range(4)]
     for thread in hogs:
@@ -65,4 +73,4 @@ def test_a_sql_hog_leaves_another_teams_light_statement_fast(two_teams: tuple[Ht
         time.sleep(0.3)
     for thread in hogs:
         thread.join()
-    assert max(took) < 1.0, took
+    assert hog_took and max(took) < min(hog_took) / 3, (took, hog_took)  # it never waited for a hog
