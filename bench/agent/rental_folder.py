@@ -102,16 +102,16 @@ def write_folder(folder: Path) -> list[Path]:
     """Write the folder's six files (replacing earlier ones); returns their paths."""
     folder.mkdir(parents=True, exist_ok=True)
     return [
-        _workbook(folder / "price-sheet-2026.xlsx", {"Prices": PRICES, "Discounts": DISCOUNTS}),
-        _csv(folder / "lead-times.csv", LEAD_TIMES),
-        _word(folder / "board-meeting-2026-03-12.docx", BOARD_MEETING),
-        _word(folder / "shop-rules.docx", SHOP_RULES),
-        _pdf(folder / "winter-tyres.pdf", WINTER_TYRES),
-        _deck(folder / "oslo-shop-project.pptx", OSLO_DECK),
+        write_workbook(folder / "price-sheet-2026.xlsx", {"Prices": PRICES, "Discounts": DISCOUNTS}),
+        write_csv(folder / "lead-times.csv", LEAD_TIMES),
+        write_word(folder / "board-meeting-2026-03-12.docx", BOARD_MEETING),
+        write_word(folder / "shop-rules.docx", SHOP_RULES),
+        write_pdf(folder / "winter-tyres.pdf", WINTER_TYRES),
+        write_deck(folder / "oslo-shop-project.pptx", OSLO_DECK),
     ]
 
 
-def _workbook(path: Path, sheets: dict[str, list[tuple[object, ...]]]) -> Path:
+def write_workbook(path: Path, sheets: dict[str, list[tuple[object, ...]]]) -> Path:
     workbook = openpyxl.Workbook()
     workbook.remove(workbook.active)
     for name, rows in sheets.items():
@@ -123,13 +123,13 @@ def _workbook(path: Path, sheets: dict[str, list[tuple[object, ...]]]) -> Path:
     return path
 
 
-def _csv(path: Path, rows: list[tuple[object, ...]]) -> Path:
+def write_csv(path: Path, rows: list[tuple[object, ...]]) -> Path:
     with path.open("w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows(rows)
     return path
 
 
-def _word(path: Path, blocks: list[tuple[str, str]]) -> Path:
+def write_word(path: Path, blocks: list[tuple[str, str]]) -> Path:
     document = docx.Document()
     document.core_properties.title = blocks[0][1]
     document.core_properties.created = document.core_properties.modified = WRITTEN
@@ -139,7 +139,7 @@ def _word(path: Path, blocks: list[tuple[str, str]]) -> Path:
     return path
 
 
-def _pdf(path: Path, pages: list[list[tuple[str, str]]]) -> Path:
+def write_pdf(path: Path, pages: list[list[tuple[str, str]]]) -> Path:
     styles = getSampleStyleSheet()
     story: list[object] = []
     for number, page in enumerate(pages):
@@ -150,7 +150,7 @@ def _pdf(path: Path, pages: list[list[tuple[str, str]]]) -> Path:
     return path
 
 
-def _deck(path: Path, slides: list[tuple[str, str, str]]) -> Path:
+def write_deck(path: Path, slides: list[tuple[str, str, str]]) -> Path:
     presentation = pptx.Presentation()
     presentation.core_properties.created = presentation.core_properties.modified = WRITTEN
     for title, body, notes in slides:
