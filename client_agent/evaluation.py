@@ -144,7 +144,8 @@ def score(question: EvalQuestion, result: RunResult) -> Outcome:
         result=result,
         answer_match=answer_matches(result.answer, question.expected_parts) if question.expected_parts else None,
         state_match=(result.state == question.expected_state) if question.expected_state else None,
-        source_recall=(sum(_source_of(s) in cited_docs for s in question.expected_sources) / len(question.expected_sources)
+        source_recall=(sum(_source_of(s) in cited_docs for s in question.expected_sources)
+                       / len(question.expected_sources)
                        if question.expected_sources else None),
         citation_recall=recall,
         citation_precision=precision,

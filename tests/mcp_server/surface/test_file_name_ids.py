@@ -39,7 +39,8 @@ def odd_names_index(root: Path) -> Settings:
     """The corpus 'mydocs' of one file per name in ``FACTS``, ingested into ``root/data``."""
     folder = root / "mydocs"
     folder.mkdir()
-    (folder / "corpus.toml").write_text('name = "mydocs"\ndescription = "Office notes: fire drills, facilities budgets, keys and evacuation plans."\n', encoding="utf-8")
+    description = "Office notes: fire drills, facilities budgets, keys and evacuation plans."
+    (folder / "corpus.toml").write_text(f'name = "mydocs"\ndescription = "{description}"\n', encoding="utf-8")
     for doc_id, fact in FACTS.items():
         (folder / f"{doc_id}{SUFFIXES.get(doc_id, '.md')}").write_text(f"{fact}.\n", encoding="utf-8")
     settings = make_settings(root / "data", folder)
