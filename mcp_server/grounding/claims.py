@@ -34,7 +34,7 @@ from decimal import Decimal
 from functools import cached_property, lru_cache
 from typing import TypeVar, TypeVarTuple, Unpack
 
-from mcp_server.citation_ids import parse_or_none
+from mcp_server.citation_ids import canonical
 from mcp_server.grounding.deadline import Deadline, current_deadline
 from mcp_server.grounding.words import CJK_FUNCTION_CHARS, STOPWORDS, cjk_bigrams
 
@@ -81,15 +81,15 @@ def _bracket_ids(content: str) -> tuple[str, ...]:
     A comma or semicolon not followed by ``<corpus>:`` belongs to the file name of the id before it.
     """
     pieces = _ID_SEPARATOR.split(content)
-    groups: list[str] = []
+    groups: list[list[str]] = []
     for at in range(0, len(pieces), 2):
         if not _bare(pieces[at]):
             continue
         if groups and not _CORPUS_PREFIX.match(_bare(pieces[at])):
-            groups[-1] += pieces[at - 1] + pieces[at]
+            groups[-1] += [pieces[at - 1], pieces[at]]
         else:
-            groups.append(pieces[at])
-    ids = [_cited(group) for group in groups]
+            groups.append([pieces[at]])
+    ids = [_cited("".join(group)) for group in groups]
     return tuple(cid for cid in ids if cid is not None) if ids and None not in ids else ()
 
 
@@ -102,8 +102,7 @@ def _cited(part: str) -> str | None:
     part = _bare(part)
     if not (_CITATION_ID.fullmatch(part) or _unescaped_chunk_id(part)):
         return None
-    ref = parse_or_none(part)
-    return str(ref) if ref is not None else None
+    return canonical(part)
 
 
 def _unescaped_chunk_id(text: str) -> bool:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from mcp_server.citation_ids import (
     DocumentRef,
     SqlRef,
+    canonical,
     chunk_id,
     parse,
     parse_doc_part,
@@ -40,6 +41,21 @@ def test_every_file_name_round_trips_through_a_chunk_id_and_a_citation_bracket(
     assert not any(ch.isspace() or ch in "[],;`|<>\\" for ch in cid) and cid.count("#") == 1
     assert cited_ids(f"The drill is on Thursday [{cid}]. It lasts 20 minutes [{cid}, {cid}].") == [cid]
     assert parse_store_key(DocumentRef(corpus, doc_id, chunk).store_key) == (corpus, doc_id, chunk)
+    assert canonical(cid) == cid
+
+
+IDS_AS_WRITTEN = (
+    st.text(st.characters(codec="utf-8"), max_size=30) | st.from_regex(r"[a-z]{1,3}:[a-z#0-9%]{1,8}", fullmatch=True)
+).filter(lambda text: text == text.strip())
+
+
+@given(IDS_AS_WRITTEN)
+def test_an_id_is_written_back_as_parsing_and_formatting_it_would(text: str) -> None:
+    try:
+        expected: str | None = str(parse(text))
+    except InvalidQueryError:
+        expected = None
+    assert canonical(text) == expected
 
 
 @pytest.mark.parametrize(
