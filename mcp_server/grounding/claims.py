@@ -83,18 +83,17 @@ def _bracket_ids(content: str) -> tuple[str, ...]:
     pieces = _ID_SEPARATOR.split(content)
     groups: list[list[str]] = []
     for at in range(0, len(pieces), 2):
-        if not _bare(pieces[at]):
-            continue
         if groups and not _CORPUS_PREFIX.match(_bare(pieces[at])):
             groups[-1] += [pieces[at - 1], pieces[at]]
-        else:
+        elif _bare(pieces[at]):
             groups.append([pieces[at]])
     ids = [_cited("".join(group)) for group in groups]
     return tuple(cid for cid in ids if cid is not None) if ids and None not in ids else ()
 
 
 def _bare(part: str) -> str:
-    return part.strip().strip("`")
+    """``part`` without the spaces, backticks and trailing separators around it."""
+    return part.strip().strip("`,;").strip()
 
 
 def _cited(part: str) -> str | None:

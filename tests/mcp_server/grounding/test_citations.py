@@ -83,6 +83,7 @@ FIRE_DRILL_TEXT = "The fire drill starts on Thursday at 10:15 and ends at the no
         "mydocs:Fire%20drill on%20Thursday#0",
         "mydocs:Fire%20drill%20on%20Thursday#0, mydocs:Q3, facilities#1",  # the second file name has a comma
         "mydocs:Q3, facilities#1; mydocs:Fire drill on Thursday#0",
+        "mydocs:Fire drill on Thursday#0;",
     ],
 )
 def test_a_file_name_with_spaces_or_commas_is_cited_escaped_or_as_it_is(cited: str) -> None:
