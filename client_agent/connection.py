@@ -30,6 +30,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CallToolResult, TextContent, TextResourceContents
 
 from client_agent.evidence import Evidence
+from mcp_server.models import Citation, DocumentView, Hit, SqlResult
 
 CORPORA_URI = "ragmcp://corpora"
 SCHEMA_URI = "ragmcp://sql/schema"
@@ -215,40 +216,48 @@ def _text_of(result: CallToolResult) -> str:
 
 
 def evidence_from(tool: str, arguments: dict[str, Any], structured: dict[str, Any], step: int) -> list[Evidence]:
-    """The citable items in a tool's structured result (hits, a document window, or SQL rows)."""
+    """The citable items in a tool's structured result (hits, a document window, or SQL rows), read through the
+    server's own models."""
     if "hits" in structured:
         query = str(structured.get("query", arguments.get("query", "")))
+        hits = [Hit.model_validate(hit) for hit in structured["hits"]]
         return [
-            Evidence(hit["citation"]["id"], hit["text"], "chunk", hit["citation"], tool, query, hit["rank"], step)
-            for hit in structured["hits"]
+            Evidence(hit.citation.id, hit.text, "chunk", _record(hit.citation), tool, query, hit.rank, step)
+            for hit in hits
         ]
     if "chunks" in structured and "citation" in structured:
-        return _document_evidence(tool, arguments, structured, step)
+        return _document_evidence(tool, arguments, DocumentView.model_validate(structured), step)
     if "rows" in structured and "citation_id" in structured:
-        citation = {"id": structured["citation_id"], "sql": structured["sql"]}
-        text = f"{structured['sql']}\n{render_rows(structured)}"  # the query says what the numbers count
-        return [Evidence(structured["citation_id"], text, "sql", citation, tool, structured["sql"], 1, step)]
+        result = SqlResult.model_validate(structured)
+        citation = {"id": result.citation_id, "sql": result.sql}
+        text = f"{result.sql}\n{render_rows(result)}"  # the query says what the numbers count
+        return [Evidence(result.citation_id, text, "sql", citation, tool, result.sql, 1, step)]
     return []
 
 
-def _document_evidence(tool: str, arguments: dict[str, Any], view: dict[str, Any], step: int) -> list[Evidence]:
+def _record(citation: Citation) -> dict[str, Any]:
+    """A citation record as the tool's JSON holds it."""
+    return citation.model_dump(mode="json")
+
+
+def _document_evidence(tool: str, arguments: dict[str, Any], view: DocumentView, step: int) -> list[Evidence]:
     """One evidence item per chunk of a document window, each with its own citation record."""
     reference = str(arguments.get("doc_id", ""))
-    offset = int(view.get("text_offset", 0))
-    base = view["citation"]
     items = []
-    for rank, span in enumerate(view["chunks"], start=1):
-        text = view["text"][max(0, span["char_start"] - offset) : span["char_end"] - offset]
-        citation = {**base, "id": span["citation_id"], "chunk": span["chunk"], "section": span["section"],
-                    "char_start": span["char_start"], "char_end": span["char_end"]}
-        items.append(Evidence(span["citation_id"], text, "document", citation, tool, reference, rank, step))
+    for rank, span in enumerate(view.chunks, start=1):
+        text = view.text[max(0, span.char_start - view.text_offset) : span.char_end - view.text_offset]
+        citation = view.citation.model_copy(
+            update={"id": span.citation_id, "chunk": span.chunk, "section": span.section,
+                    "char_start": span.char_start, "char_end": span.char_end}
+        )  # fmt: skip
+        items.append(Evidence(span.citation_id, text, "document", _record(citation), tool, reference, rank, step))
     return items
 
 
-def render_rows(result: dict[str, Any]) -> str:
+def render_rows(result: SqlResult) -> str:
     """A SQL result as a small pipe table (the text the citation check compares numbers against)."""
-    lines = [" | ".join(result["columns"])]
-    lines += [" | ".join("" if value is None else str(value) for value in row) for row in result["rows"]]
-    if result.get("truncated"):
-        lines.append(f"(truncated after {result['row_count']} rows)")
+    lines = [" | ".join(result.columns)]
+    lines += [" | ".join("" if value is None else str(value) for value in row) for row in result.rows]
+    if result.truncated:
+        lines.append(f"(truncated after {result.row_count} rows)")
     return "\n".join(lines)

@@ -48,6 +48,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mcp_server.citation_ids import CitationId, DocumentRef, parse_or_none
 from mcp_server.grounding.citations import check_answer, supports
 from mcp_server.grounding.claims import remove_citations
 from client_agent.loop import RunResult
@@ -137,13 +138,14 @@ def score(question: EvalQuestion, result: RunResult) -> Outcome:
     start = next((e for e in events if e["event"] == "run_start"), {})
     models = list(dict.fromkeys(e["model"] for e in events if e["event"] == "model_call" and e.get("model")))
     recall, precision = citation_quality(result)
-    cited_docs = {c["id"].split("#")[0] for c in result.citations}
+    cited_docs = {_source_of(c["id"]) for c in result.citations}
     return Outcome(
         question=question,
         result=result,
         answer_match=answer_matches(result.answer, question.expected_parts) if question.expected_parts else None,
         state_match=(result.state == question.expected_state) if question.expected_state else None,
-        source_recall=(sum(s in cited_docs for s in question.expected_sources) / len(question.expected_sources)
+        source_recall=(sum(_source_of(s) in cited_docs for s in question.expected_sources)
+                       / len(question.expected_sources)
                        if question.expected_sources else None),
         citation_recall=recall,
         citation_precision=precision,
@@ -153,6 +155,12 @@ def score(question: EvalQuestion, result: RunResult) -> Outcome:
         backend=str(start.get("backend", "")),
         models=models,
     )
+
+
+def _source_of(ref: str) -> CitationId | None:
+    """The document a citation id or document ref names (a SQL id names itself); None when ``ref`` is neither."""
+    cited = parse_or_none(ref)
+    return cited.document if isinstance(cited, DocumentRef) else cited
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from mcp_server.citation_ids import DocumentRef
+
 EvidenceKind = Literal["chunk", "document", "sql"]
 
 FUSION_K = 60
@@ -51,10 +53,11 @@ class Evidence:
 
     @property
     def doc_key(self) -> str:
-        """``corpus:doc_id`` for document evidence, the citation id for SQL results."""
+        """The document ref (``corpus:doc_id``, escaped as in its citation id) for document evidence, the
+        citation id for SQL results."""
         if self.kind == "sql":
             return self.citation_id
-        return f"{self.citation.get('corpus')}:{self.citation.get('doc_id')}"
+        return str(DocumentRef(str(self.citation.get("corpus")), str(self.citation.get("doc_id"))))
 
     @property
     def header(self) -> str:

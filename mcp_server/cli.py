@@ -22,6 +22,7 @@ import click
 from pydantic import BaseModel
 from rich.console import Console
 
+from mcp_server.citation_ids import DocumentRef, parse_or_none
 from mcp_server.cli_support import handle_errors, load_settings, with_overrides
 from mcp_server.display_text import for_display, json_for_display
 from mcp_server.errors import IndexMissingError
@@ -37,7 +38,7 @@ from mcp_server.indexing.recorded_settings import setting_assignment
 from mcp_server.install.cli import install
 from mcp_server.models import Hit, SearchFilters, describe_location
 from mcp_server.progress import stderr_progress
-from mcp_server.retrieval.retriever import CITATION_ID, Retriever
+from mcp_server.retrieval.retriever import Retriever
 from mcp_server.settings import Settings
 from mcp_server.sql.demo import database_path, open_database
 from mcp_server.sql.guard import ReadOnlyDatabase
@@ -258,8 +259,8 @@ def doc(
     settings: Settings, ref: str, corpus: str | None, chunk: int | None, window: int, quote: str | None, as_json: bool
 ) -> None:
     """Show a document by doc_id or citation id, with its chunk map (from the corpora search reads)."""
-    named = CITATION_ID.match(ref.strip())
-    retriever = open_retriever(settings, corpus or (named["corpus"] if named else None))
+    named = parse_or_none(ref)
+    retriever = open_retriever(settings, corpus or (named.corpus if isinstance(named, DocumentRef) else None))
     try:
         view = retriever.get_document(ref, corpus=corpus, chunk=chunk, window=window, quote=quote)
     finally:
@@ -267,7 +268,7 @@ def doc(
     if as_json:
         _print_json(view)
         return
-    _echo_line(f"{view.corpus}:{view.doc_id} — {view.title} ({view.source})")
+    _echo_line(f"{DocumentRef(view.corpus, view.doc_id)} — {view.title} ({view.source})")
     if view.metadata.get("ocr_pages"):
         click.echo(f"  read by OCR: pages {view.metadata['ocr_pages']}")
     if view.quote is not None:

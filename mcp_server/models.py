@@ -17,11 +17,6 @@ PageKind = Literal["page", "slide", "sheet"]
 """What a citation's ``page`` counts: PDF pages and slides by number from 1, spreadsheet sheets by name."""
 
 
-def citation_id(corpus: str, doc_id: str, chunk: int) -> str:
-    """The citation id of one chunk: ``<corpus>:<doc_id>#<chunk>``."""
-    return f"{corpus}:{doc_id}#{chunk}"
-
-
 LOCATION_FIELDS = ("page", "page_end", "page_kind", "line_start", "line_end")
 """The citation record's fields that place a chunk in its source, in :func:`describe_location`'s order."""
 
@@ -102,7 +97,7 @@ class PublishedModel(BaseModel):
 class Citation(PublishedModel):
     """Where a piece of evidence came from, precisely enough to quote and check it."""
 
-    id: str = Field(description="'<corpus>:<doc_id>#<chunk>'; cite it as [id].")
+    id: str = Field(description="'<corpus>:<doc_id>#<chunk>', doc_id %-escaped as in URLs; cite it as [id].")
     corpus: str
     doc_id: str = Field(description="The document's path inside the corpus, without extension.")
     chunk: int = Field(description="Chunk number in the document, from 0.")

@@ -6,8 +6,9 @@ brackets. :func:`check_answer` splits the answer into sentences
 (:func:`~mcp_server.grounding.claims.split_sentences`) and checks each one against ``evidence``, the
 text of every citation id a tool returned in this run:
 
-* **Fabricated ids.** Every cited id must be a key of ``evidence``; any other id is reported
-  verbatim, in every sentence, factual or not.
+* **Fabricated ids.** Every cited id must be a key of ``evidence``; any other id is reported, in
+  every sentence, factual or not, as the server writes ids (:mod:`mcp_server.citation_ids`: an
+  id written with its file name unescaped is compared, and reported, escaped).
 * **Uncited claims.** Every *factual* sentence must cite at least one id from this run. A
   sentence is not factual when it is a question, a statement about the evidence itself ("I
   could not find …", "The knowledge base does not say …", "No source mentions …"), a heading

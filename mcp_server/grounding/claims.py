@@ -1,8 +1,9 @@
 """How an answer is read for the citation check: its citation brackets, its sentences, the claims in a text.
 
 * **Citations.** :func:`citation_brackets` finds the square brackets that hold citation ids
-  (``[handbook:hr/leave-policy#2]``, several separated by ``,`` or ``;``), :func:`cited_ids`
-  lists the ids and :func:`remove_citations` takes the brackets out of a text.
+  (``[handbook:hr/leave-policy#2]``, several separated by ``,`` or ``;``; an id written with its
+  file name unescaped too, :mod:`mcp_server.citation_ids`), :func:`cited_ids` lists the ids, as
+  the server writes them, and :func:`remove_citations` takes the brackets out of a text.
 * **Sentences.** :func:`split_sentences` (and :func:`sentence_spans`, with offsets) cuts an
   answer into the sentences that are checked one by one, each keeping its citation brackets.
 * **Claims.** :func:`claims_of` reads what a sentence asserts that can be looked up — numbers
@@ -33,21 +34,25 @@ from decimal import Decimal
 from functools import cached_property, lru_cache
 from typing import TypeVar, TypeVarTuple, Unpack
 
+from mcp_server.citation_ids import canonical
 from mcp_server.grounding.deadline import Deadline, current_deadline
 from mcp_server.grounding.words import CJK_FUNCTION_CHARS, STOPWORDS, cjk_bigrams
 
 # --------------------------------------------------------------------------- citation ids
 
-_CITATION_ID = re.compile(r"[^\W\d][\w.-]*:[^\s\[\],;]+")
-"""``<corpus>:<doc_id>#<chunk>`` or ``sql:<database>:<hash>``: a name, a colon, no spaces."""
+_CORPUS = r"(?=[\w.-]*?[^\W\d_])[\w.-]+:"
+"""A corpus name and its colon; with a letter, so that a time (``[10:30]``) is no citation."""
+_CITATION_ID = re.compile(rf"{_CORPUS}[^\s\[\],;]+")
+"""An id as the server writes it (:mod:`mcp_server.citation_ids`): a name, a colon, no spaces."""
+_CORPUS_PREFIX = re.compile(rf"{_CORPUS}\S")
 
 _BRACKET = re.compile(r"\[([^\[\]\n]+)\]")
-_ID_SEPARATOR = re.compile(r"[,;]")
+_ID_SEPARATOR = re.compile(r"([,;])")
 
 
 @dataclass(frozen=True)
 class Bracket:
-    """Where a citation bracket stands in its text, and the ids it holds."""
+    """Where a citation bracket stands in its text, and the ids it holds (as the server writes them)."""
 
     start: int
     end: int
@@ -63,11 +68,49 @@ def citation_brackets(text: str) -> tuple[Bracket, ...]:
     """
     brackets = []
     for match in _BRACKET.finditer(text):
-        parts = [part.strip().strip("`") for part in _ID_SEPARATOR.split(match.group(1))]
-        ids = tuple(part for part in parts if part)
-        if ids and all(_CITATION_ID.fullmatch(part) for part in ids):
+        if ids := _bracket_ids(match.group(1)):
             brackets.append(Bracket(match.start(), match.end(), ids))
     return tuple(brackets)
+
+
+def _bracket_ids(content: str) -> tuple[str, ...]:
+    """The ids a bracket's content cites, each as the server writes it, or () when it is no citation.
+
+    An id written unescaped (``mydocs:Fire drill on Thursday#0``) counts when it has the shape of
+    no ordinary bracketed note: a name and a colon, then no space, and a chunk number at the end.
+    A comma or semicolon not followed by ``<corpus>:`` belongs to the file name of the id before it.
+    """
+    pieces = _ID_SEPARATOR.split(content)
+    groups: list[list[str]] = []
+    for at in range(0, len(pieces), 2):
+        if groups and not _CORPUS_PREFIX.match(_bare(pieces[at])):
+            groups[-1] += [pieces[at - 1], pieces[at]]
+        elif _bare(pieces[at]):
+            groups.append([pieces[at]])
+    ids = [_cited("".join(group)) for group in groups]
+    return tuple(cid for cid in ids if cid is not None) if ids and None not in ids else ()
+
+
+def _bare(part: str) -> str:
+    """``part`` without the spaces, backticks and trailing separators around it."""
+    return part.strip().strip("`,;").strip()
+
+
+def _cited(part: str) -> str | None:
+    """The id ``part`` of a bracket cites, as the server writes it, or None when it is no id."""
+    part = _bare(part)
+    if not (_CITATION_ID.fullmatch(part) or _unescaped_chunk_id(part)):
+        return None
+    return canonical(part)
+
+
+def _unescaped_chunk_id(text: str) -> bool:
+    """``<corpus>:<doc_id>#<chunk>`` with the doc_id as the file name has it: starting and ending with no space."""
+    body, separator, chunk = text.rpartition("#")
+    return (
+        bool(separator) and chunk.isascii() and chunk.isdigit() and body[-1:].strip() != ""
+        and _CORPUS_PREFIX.match(body) is not None
+    )  # fmt: skip
 
 
 def unique(items: list[str]) -> list[str]:

@@ -37,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 from filelock import FileLock, Timeout
 
+from mcp_server.citation_ids import DocumentRef
 from mcp_server.documents.corpus import (
     CorpusConfig,
     SkippedFile,
@@ -61,7 +62,6 @@ from mcp_server.indexing.generations import (
     read_manifest,
 )
 from mcp_server.indexing.run_report import save_run_report
-from mcp_server.models import citation_id
 from mcp_server.progress import ProgressSink, SilentProgress
 from mcp_server.settings import Settings
 from mcp_server.stores.docstore import (
@@ -664,12 +664,15 @@ def _write_batch(
     embeddings, computed, seconds = _embed(batch, cache, embedder, settings, progress)
     vectors.add(
         [
-            VectorRecord(citation_id(c.corpus, c.doc_id, c.chunk), c.corpus, c.doc_id, c.chunk, e)
+            VectorRecord(DocumentRef(c.corpus, c.doc_id, c.chunk).store_key, c.corpus, c.doc_id, c.chunk, e)
             for c, e in zip(batch, embeddings)
         ]
     )
     keywords.add(
-        [KeywordRecord(citation_id(c.corpus, c.doc_id, c.chunk), c.corpus, c.doc_id, c.keyword_text) for c in batch]
+        [
+            KeywordRecord(DocumentRef(c.corpus, c.doc_id, c.chunk).store_key, c.corpus, c.doc_id, c.keyword_text)
+            for c in batch
+        ]
     )
     return _Written(len(batch), computed, seconds)
 

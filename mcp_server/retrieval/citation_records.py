@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from mcp_server.models import Citation, citation_id
+from mcp_server.citation_ids import chunk_id
+from mcp_server.models import Citation
 from mcp_server.stores.docstore import StoredChunk, StoredDocument
 
 
 def chunk_citation(document: StoredDocument, span: StoredChunk) -> Citation:
     """The citation of chunk ``span`` of ``document``."""
     return Citation(
-        id=citation_id(document.corpus, document.doc_id, span.chunk), corpus=document.corpus,
+        id=chunk_id(document.corpus, document.doc_id, span.chunk), corpus=document.corpus,
         doc_id=document.doc_id, chunk=span.chunk, title=document.title, source=document.source,
         section=span.section, char_start=span.char_start, char_end=span.char_end,
         updated=document.date, url=document.url, page=span.page, page_end=span.page_end,
@@ -21,7 +22,7 @@ def chunk_citation(document: StoredDocument, span: StoredChunk) -> Citation:
 def whole_document_citation(document: StoredDocument) -> Citation:
     """The citation of a document with no chunks (an empty document)."""
     return Citation(
-        id=citation_id(document.corpus, document.doc_id, 0), corpus=document.corpus, doc_id=document.doc_id,
+        id=chunk_id(document.corpus, document.doc_id, 0), corpus=document.corpus, doc_id=document.doc_id,
         chunk=0, title=document.title, source=document.source, section="", char_start=0,
         char_end=len(document.text), updated=document.date, url=document.url,
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from mcp_server.citation_ids import DocumentRef
 from mcp_server.errors import InvalidQueryError, NotFoundError
 from mcp_server.grounding.quotes import MAX_QUOTE_CHARS, MIN_RATIO, QuoteMatch, find_quote, normalise
 from mcp_server.models import QuoteLines, QuoteLocation, describe_location
@@ -86,7 +87,7 @@ def _not_found(
     document: StoredDocument, spans: list[StoredChunk], closest: QuoteMatch | None, scope: tuple[int, int],
     prefer: int | None,
 ) -> str:  # fmt: skip
-    message = f"the quote was not found in document {document.corpus}:{document.doc_id}"
+    message = f"the quote was not found in document {DocumentRef(document.corpus, document.doc_id)}"
     if scope != (0, len(document.text)):
         around = f"around chunk #{prefer}" if prefer is not None else "from its start"
         message += (

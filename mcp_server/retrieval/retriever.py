@@ -25,7 +25,6 @@ listed, searched or readable, and naming it gets the same answer as an unknown n
 from __future__ import annotations
 
 import logging
-import re
 import threading
 from collections.abc import Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypedDict, Unpack
 
+from mcp_server.citation_ids import DocumentRef, chunk_id, escape, parse_doc_part, parse_or_none, parse_store_key
 from mcp_server.embedding.loading import Embedder, load_embedder
 from mcp_server.errors import BackendUnavailableError, IndexMissingError, InvalidQueryError, NotFoundError
 from mcp_server.indexing.configured import configured_names
@@ -46,7 +46,6 @@ from mcp_server.models import (
     Hit,
     SearchFilters,
     SkippedFileInfo,
-    citation_id,
 )
 from mcp_server.retrieval.citation_records import chunk_citation, whole_document_citation
 from mcp_server.retrieval.fusion import (
@@ -67,7 +66,6 @@ from mcp_server.stores.keyword import WhooshIndex
 from mcp_server.stores.vector import ChromaStore, open_generation_vectors
 
 SearchMode = Literal["vector", "keyword", "hybrid"]
-CITATION_ID = re.compile(r"^(?P<corpus>[^:#\s]+):(?P<doc_id>[^#]+?)(?:#(?P<chunk>\d+))?$")
 logger = logging.getLogger(__name__)
 
 
@@ -377,7 +375,7 @@ class Retriever:
         documents: dict[tuple[str, str], tuple[StoredDocument, list[StoredChunk]]] = {}
         hits = []
         for rank, (cid, score) in enumerate(ranked, start=1):
-            corpus, doc_id, chunk = _parse_citation_id(cid)
+            corpus, doc_id, chunk = parse_store_key(cid)
             key = (corpus, doc_id)
             if key not in documents:
                 document = self._docstore.document(corpus, doc_id)
@@ -425,7 +423,8 @@ class Retriever:
         if chunk is not None:
             if not 0 <= chunk < len(spans):
                 raise NotFoundError(
-                    f"document {ref_corpus}:{doc_id} has no chunk #{chunk}; it has chunks 0 to {len(spans) - 1}"
+                    f"document {DocumentRef(ref_corpus, doc_id)} has no chunk #{chunk}; "
+                    f"it has chunks 0 to {len(spans) - 1}"
                 )
             selected = spans[max(0, chunk - window) : chunk + window + 1]
         located = None
@@ -441,7 +440,7 @@ class Retriever:
             char_count=len(document.text),
             chunks=[
                 ChunkSpan(
-                    chunk=s.chunk, citation_id=citation_id(ref_corpus, doc_id, s.chunk), section=s.section,
+                    chunk=s.chunk, citation_id=chunk_id(ref_corpus, doc_id, s.chunk), section=s.section,
                     char_start=s.char_start, char_end=s.char_end, page=s.page, page_end=s.page_end,
                     line_start=s.line_start, line_end=s.line_end,
                 )
@@ -455,15 +454,14 @@ class Retriever:
         """The citation record and text of the chunk ``cid`` names, or None when there is no such
         chunk within ``scope``: an id of a corpus outside the grant is answered exactly like an id
         that does not exist."""
-        match = CITATION_ID.match(cid.strip())
-        if match is None or match["chunk"] is None or match["corpus"] not in self._readable(scope):
+        ref = parse_or_none(cid)
+        if not isinstance(ref, DocumentRef) or ref.chunk is None or ref.corpus not in self._readable(scope):
             return None
-        document = self._docstore.document(match["corpus"], match["doc_id"])
-        spans = self._docstore.chunks(match["corpus"], match["doc_id"]) if document is not None else []
-        chunk = int(match["chunk"])
-        if document is None or not 0 <= chunk < len(spans):
+        document = self._docstore.document(ref.corpus, ref.doc_id)
+        spans = self._docstore.chunks(ref.corpus, ref.doc_id) if document is not None else []
+        if document is None or not 0 <= ref.chunk < len(spans):
             return None
-        span = spans[chunk]
+        span = spans[ref.chunk]
         return chunk_citation(document, span), document.text[span.char_start : span.char_end]
 
     def document_page(
@@ -477,33 +475,27 @@ class Retriever:
     ) -> tuple[str, str, int | None]:
         if not ref:
             raise InvalidQueryError("the document id is empty; pass a doc_id or a citation id from a search hit")
-        match = CITATION_ID.match(ref)
-        if match and match["corpus"] in readable:
-            if corpus is not None and match["corpus"] != corpus:
-                raise InvalidQueryError(f"{ref!r} belongs to corpus {match['corpus']!r}, not {corpus!r}")
-            chunk = int(match["chunk"]) if match["chunk"] is not None else None
-            return match["corpus"], match["doc_id"], chunk
-        doc_id, _, chunk_text = ref.partition("#")
-        chunk = int(chunk_text) if chunk_text.isdigit() else None
+        named = parse_or_none(ref)
+        if isinstance(named, DocumentRef) and named.corpus in readable:
+            if corpus is not None and named.corpus != corpus:
+                raise InvalidQueryError(f"{ref!r} belongs to corpus {named.corpus!r}, not {corpus!r}")
+            return named.corpus, named.doc_id, named.chunk
+        candidates = [corpus] if corpus is not None else list(readable)
+        for doc_id, chunk in ((ref, None), parse_doc_part(ref)):  # the doc_id as stored, or as an id writes it
+            owners = [c for c in candidates if self._docstore.document(c, doc_id) is not None]
+            if len(owners) > 1:
+                raise InvalidQueryError(
+                    f"document id {doc_id!r} exists in corpora {', '.join(owners)}; pass corpus or use "
+                    f"'<corpus>:{escape(doc_id)}'"
+                )
+            if owners:
+                return owners[0], doc_id, chunk
         if corpus is not None:
             return corpus, doc_id, chunk
-        owners = [c for c in readable if self._docstore.document(c, doc_id) is not None]
-        if len(owners) == 1:
-            return owners[0], doc_id, chunk
-        if len(owners) > 1:
-            raise InvalidQueryError(
-                f"document id {doc_id!r} exists in corpora {', '.join(owners)}; pass corpus or use '<corpus>:{doc_id}'"
-            )
         raise NotFoundError(self._unknown_document_message(ref, sorted(readable), doc_id))
 
     def _unknown_document_message(self, ref: str, corpora: list[str], doc_id: str) -> str:
         prefix = doc_id.rsplit("/", 1)[0] + "/" if "/" in doc_id else doc_id[:3]
         similar = self._docstore.doc_ids_with_prefix(corpora, prefix)
-        hint = f" Similar ids: {', '.join(f'{c}:{d}' for c, d in similar)}." if similar else ""
+        hint = f" Similar ids: {', '.join(str(DocumentRef(c, d)) for c, d in similar)}." if similar else ""
         return f"no document {ref!r}. Use ids from search hits (citation.doc_id or citation.id).{hint}"
-
-
-def _parse_citation_id(cid: str) -> tuple[str, str, int]:
-    corpus, _, rest = cid.partition(":")
-    doc_id, _, chunk = rest.rpartition("#")
-    return corpus, doc_id, int(chunk)

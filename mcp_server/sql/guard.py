@@ -31,6 +31,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from mcp_server.citation_ids import SqlRef
 from mcp_server.errors import InvalidQueryError, NotFoundError, ReadOnlyViolationError
 from mcp_server.models import ColumnInfo, SqlResult, SqlValue, TableInfo
 from mcp_server.sql.engine import MAX_PARAMS, MAX_SQL_BYTES, MAX_VALUE_BYTES, Guard, Statement, open_connection
@@ -102,7 +103,7 @@ def citation_id(database: str, normalised_sql: str, params: BoundParams | None =
     material = normalised_sql
     if params:
         material += "\n" + json.dumps(params, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return f"sql:{database}:{hashlib.sha256(material.encode('utf-8')).hexdigest()[:8]}"
+    return str(SqlRef(database, hashlib.sha256(material.encode("utf-8")).hexdigest()[:8]))
 
 
 class ReadOnlyDatabase:

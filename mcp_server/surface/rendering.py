@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from datetime import date
 
+from mcp_server.citation_ids import DocumentRef
 from mcp_server.display_text import for_display
 from mcp_server.models import Citation, QuoteLocation, SqlResult, describe_location
 from mcp_server.surface.answer_check import AnswerCheck
@@ -81,7 +82,8 @@ def render_document(document: DocumentResult) -> str:
         "tags " + ", ".join(document.tags) if document.tags else "",
         f"read by OCR: pages {document.metadata['ocr_pages']}" if document.metadata.get("ocr_pages") else "",
     )
-    parts = [for_display(f"{document.corpus}:{document.doc_id} — {document.title} — {document.source}{details}")]
+    ref = DocumentRef(document.corpus, document.doc_id)
+    parts = [for_display(f"{ref} — {document.title} — {document.source}{details}")]
     if document.quote is not None:
         parts.append(render_quote(document.quote))
     text = document.text

@@ -65,6 +65,34 @@ def test_brackets_that_are_not_citation_ids_are_ignored(text: str) -> None:
     assert cited_ids(text) == []
 
 
+@pytest.mark.parametrize("text", ["[Note: see #2]", "[Step 1: do it #3]", "[10:30 meeting#2]", "[see: #2]", "[x: y#1]"])
+def test_bracketed_notes_with_a_colon_and_a_number_are_not_citations(text: str) -> None:
+    assert cited_ids(f"The drill is on Thursday {text}.") == []
+
+
+FIRE_DRILL = "mydocs:Fire%20drill%20on%20Thursday#0"
+FIRE_DRILL_TEXT = "The fire drill starts on Thursday at 10:15 and ends at the north gate."
+
+
+@pytest.mark.parametrize(
+    "cited",
+    [
+        FIRE_DRILL,
+        "mydocs:Fire drill on Thursday#0",  # the file name unescaped
+        "`mydocs:Fire drill on Thursday#0`",
+        "mydocs:Fire%20drill on%20Thursday#0",
+        "mydocs:Fire%20drill%20on%20Thursday#0, mydocs:Q3, facilities#1",  # the second file name has a comma
+        "mydocs:Q3, facilities#1; mydocs:Fire drill on Thursday#0",
+        "mydocs:Fire drill on Thursday#0;",
+    ],
+)
+def test_a_file_name_with_spaces_or_commas_is_cited_escaped_or_as_it_is(cited: str) -> None:
+    evidence = {FIRE_DRILL: FIRE_DRILL_TEXT, "mydocs:Q3%2C%20facilities#1": "The Q3 facilities budget is 12,000 EUR."}
+    check = check_answer(f"The fire drill starts on Thursday at 10:15 [{cited}].", evidence)
+    assert check.passed and check.sentences[0].status == "supported", check.to_dict()
+    assert FIRE_DRILL in check.sentences[0].citations
+
+
 # --------------------------------------------------------------------------- sentences
 
 
