@@ -48,6 +48,7 @@ from mcp_server.models import (
     SkippedFileInfo,
     citation_id,
 )
+from mcp_server.retrieval.boxes import PageBoxes, document_boxes
 from mcp_server.retrieval.citation_records import chunk_citation, whole_document_citation
 from mcp_server.retrieval.fusion import (
     convex_fusion,
@@ -465,6 +466,16 @@ class Retriever:
             return None
         span = spans[chunk]
         return chunk_citation(document, span), document.text[span.char_start : span.char_end]
+
+    def page_boxes(
+        self, corpus: str, doc_id: str, start: int, end: int, scope: Collection[str] | None = None
+    ) -> list[PageBoxes]:
+        """Where the span ``[start, end)`` of document ``corpus:doc_id``'s text is on its pages: one box per
+        line and each page's size (:func:`mcp_server.retrieval.boxes.document_boxes`); ``[]`` for a
+        corpus outside ``scope`` or a source without pages."""
+        if corpus not in self._readable(scope):
+            return []
+        return document_boxes(self._docstore, corpus, doc_id, start, end)
 
     def document_page(
         self, scope: Collection[str] | None, after: tuple[str, str] | None, limit: int
