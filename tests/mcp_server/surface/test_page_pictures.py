@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import base64
 import io
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import numpy as np
 import pytest
-from mcp import Client, MCPError
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.server import MCPServer
 from mcp.types import BlobResourceContents, ResourceLink
 from PIL import Image
@@ -25,7 +26,7 @@ from mcp_server.settings import Settings
 from mcp_server.surface.links import DOCUMENT_URI, PAGE_URI, document_uri, page_uri
 from mcp_server.surface.server import build_server
 from mcp_server.surface.tools import RetrievalTools
-from tests.helpers import write_doc
+from tests.helpers import subprocess_env, write_doc
 from tests.mcp_server.documents.test_page_drawing import LINE, PAGE, highlighted, word_box, write_line_pdf
 
 pytestmark = pytest.mark.anyio
@@ -142,3 +143,17 @@ async def test_a_file_changed_since_indexing_is_not_highlighted(client: Client, 
     finally:
         path.write_bytes(indexed)
     assert highlighted(await picture(client, page_uri("papers", DOC_ID, chunk=0))).any()
+
+
+@pytest.mark.slow
+async def test_the_picture_and_the_links_over_stdio(papers: Settings, tmp_path: Path) -> None:
+    serve = StdioServerParameters(
+        command=sys.executable, args=["-m", "mcp_server", "serve"], env=subprocess_env(papers), cwd=tmp_path
+    )
+    async with Client(serve) as client:
+        result = await client.call_tool("keyword_search", {"query": "twenty five days", "corpus": "papers"})
+        links = [b for b in result.content if isinstance(b, ResourceLink) and b.mime_type == "image/png"]
+        assert [str(link.uri) for link in links] == [page_uri("papers", DOC_ID, chunk=0)]
+        assert highlighted(await picture(client, str(links[0].uri))).any()
+        with pytest.raises(MCPError, match="has no pages to show"):
+            await client.read_resource(page_uri("papers", "notes"))
