@@ -157,3 +157,33 @@ async def test_the_picture_and_the_links_over_stdio(papers: Settings, tmp_path: 
         assert highlighted(await picture(client, str(links[0].uri))).any()
         with pytest.raises(MCPError, match="has no pages to show"):
             await client.read_resource(page_uri("papers", "notes"))
+
+
+@pytest.mark.slow
+async def test_a_scanned_pictures_page_is_the_picture_itself_with_the_quote_highlighted(tmp_path: Path) -> None:
+    from PIL import ImageDraw, ImageFont
+
+    from tests.document_fixtures import CJK_FONT, scan
+
+    lines = ["Expense claims are due by the fifth", "Receipts are kept for seven years"]
+    corpus = tmp_path / "scans"
+    corpus.mkdir()
+    (corpus / "corpus.toml").write_text('name = "scans"\ndescription = "Scans."\n', encoding="utf-8")
+    page = scan(lines)
+    page.save(corpus / "receipts.png")
+    settings = Settings(data_dir=tmp_path / "data", corpora=[corpus], database="none")
+    ingest(settings)
+    tools = RetrievalTools.open(settings)
+    try:
+        async with Client(build_server(settings, tools)) as client:
+            png = await picture(client, page_uri("scans", "receipts", quote="Receipts are kept for seven years"))
+    finally:
+        tools.close()
+    drawn = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+    assert drawn.shape[:2] == (page.height, page.width)  # the picture itself, not enlarged
+    x0, y0, x1, y1 = ImageDraw.Draw(page).textbbox((60, 130), lines[1], font=ImageFont.truetype(str(CJK_FONT), 30))
+    mask = highlighted(png)
+    assert mask[y0:y1, x0:x1].mean() > 0.5  # the quoted line, tinted (ink and paper alike)
+    assert not mask[: y0 - 30].any() and not mask[y1 + 30 :].any()  # the other line and the margins untouched
+    original = np.asarray(page).astype(int)
+    assert (drawn[~mask] == original[~mask]).mean() > 0.99  # elsewhere, the picture's own pixels
