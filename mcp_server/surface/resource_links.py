@@ -4,7 +4,8 @@ A host can show or fetch what a result cites without a model copying URIs: a sea
 hit's document (``doc://``, once per document) and, for a hit on a page of a PDF or a picture,
 a picture of that page with the hit's chunk highlighted (``page://…?chunk=N``, ``image/png``);
 ``get_document`` names its document and the picture of a quote it found (``page://…?quote=…``)
-or of each chunk of the window it returned. Everything linked is what the result already
+or of each chunk of the window it returned; ``check_answer`` names, for each supported sentence, the
+documents of its evidence and the picture of each piece of evidence that lies on a page. Everything linked is what the result already
 returned, so a link never names what the caller may not read. The URIs are built in
 :mod:`mcp_server.surface.links`.
 """
@@ -13,7 +14,9 @@ from __future__ import annotations
 
 from mcp.types import ResourceLink
 
+from mcp_server.grounding.quotes import MAX_QUOTE_CHARS
 from mcp_server.models import Citation
+from mcp_server.surface.answer_check import AnswerCheck
 from mcp_server.surface.links import PAGE_MIME_TYPE, document_uri, page_uri
 from mcp_server.surface.tools import DocumentResult, SearchResult
 
@@ -45,6 +48,21 @@ def document_links(result: DocumentResult) -> list[ResourceLink]:
     if not whole:
         links.extend(_chunk_page_link(chunk_citation) for chunk_citation in _window_citations(result))
     return links
+
+
+def check_links(result: AnswerCheck) -> list[ResourceLink]:
+    """The documents of the supported sentences' evidence (once each) and the picture of each piece on a page."""
+    links: dict[str, ResourceLink] = {}
+    for sentence in result.sentences:
+        for evidence in sentence.evidence:
+            citation = evidence.citation
+            document = _document_link(citation.corpus, citation.doc_id, citation.title)
+            links.setdefault(str(document.uri), document)
+            if _on_a_page(citation):
+                quote = evidence.quote if len(evidence.quote) <= MAX_QUOTE_CHARS else None
+                uri = page_uri(citation.corpus, citation.doc_id, chunk=citation.chunk, quote=quote)
+                links.setdefault(uri, _page_link(uri, f"{citation.id} (evidence)", f"{citation.title}, p. {citation.page}"))
+    return list(links.values())
 
 
 def _window_citations(result: DocumentResult) -> list[Citation]:

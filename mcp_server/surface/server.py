@@ -67,7 +67,7 @@ from mcp_server.surface.arguments import ArgumentCheck
 from mcp_server.surface.call_notes import note_error
 from mcp_server.surface.fair_slots import FairSlots
 from mcp_server.surface.links import DOCUMENT_URI, PAGE_MIME_TYPE, PAGE_URI
-from mcp_server.surface.resource_links import document_links, search_links
+from mcp_server.surface.resource_links import check_links, document_links, search_links
 from mcp_server.surface.listing import DocumentListing
 from mcp_server.surface.answer_check import AnswerCheck
 from mcp_server.surface.rendering import fit_search, render_check, render_document, render_search, render_sql
@@ -399,7 +399,7 @@ def _add_check_tool(surface: _Surface) -> None:
         question: Annotated[str | None, _field(text.QUESTION)] = None,
     ) -> Annotated[CallToolResult, AnswerCheck]:
         work = partial(tools.check_answer, answer, question, scope)
-        return await calls.result(work, render_check, tenant=surface.tenant)
+        return await calls.result(work, render_check, tenant=surface.tenant, links=check_links)
 
     surface.add_tool(check_answer, "check_answer", "Check an answer's citations", text.CHECK_ANSWER)
 

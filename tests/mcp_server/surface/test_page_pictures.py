@@ -42,6 +42,7 @@ def papers(tmp_path_factory: pytest.TempPathFactory) -> Settings:
         (root / name / "corpus.toml").write_text(f'name = "{name}"\ndescription = "{name} files."\n', encoding="utf-8")
     (root / "papers" / "hr").mkdir()
     write_line_pdf(root / "papers" / "hr" / "leave policy.pdf")
+    write_line_pdf(root / "papers" / "travel.pdf", lines=("Travel claims are paid within thirty days of approval",))
     write_doc(root / "papers", "notes.md", "Notes", "# Notes\n\nThe annual leave allowance is written down here too.")
     write_line_pdf(root / "private" / "secret.pdf", lines=("The private launch budget is forty two million",))
     settings = Settings(data_dir=root / "data", corpora=[root / "papers", root / "private"], database="none", ocr="off")
@@ -126,6 +127,15 @@ async def test_search_and_get_document_link_the_documents_and_pictures_they_cite
     assert str(quote_link.uri) == page_uri("papers", DOC_ID, chunk=0, quote="twenty five days")
     assert highlighted(await picture(client, str(quote_link.uri))).any()
 
+    answer = "Travel claims are paid within thirty days [papers:travel#0]."
+    checked = await client.call_tool("check_answer", {"answer": answer})
+    assert checked.structured_content is not None and checked.structured_content["supported"] == 1
+    evidence = [b for b in checked.content if isinstance(b, ResourceLink)]
+    assert [str(link.uri) for link in evidence][0] == document_uri("papers", "travel")
+    (evidence_link,) = [link for link in evidence if link.mime_type == "image/png"]
+    assert str(evidence_link.uri).startswith(page_uri("papers", "travel", chunk=0) + "&quote=Travel%20claims")
+    assert highlighted(await picture(client, str(evidence_link.uri))).any()
+
     templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
     assert templates == [DOCUMENT_URI, PAGE_URI]
 
@@ -153,7 +163,7 @@ async def test_the_picture_and_the_links_over_stdio(papers: Settings, tmp_path: 
     async with Client(serve) as client:
         result = await client.call_tool("keyword_search", {"query": "twenty five days", "corpus": "papers"})
         links = [b for b in result.content if isinstance(b, ResourceLink) and b.mime_type == "image/png"]
-        assert [str(link.uri) for link in links] == [page_uri("papers", DOC_ID, chunk=0)]
+        assert str(links[0].uri) == page_uri("papers", DOC_ID, chunk=0)  # the best hit's page
         assert highlighted(await picture(client, str(links[0].uri))).any()
         with pytest.raises(MCPError, match="has no pages to show"):
             await client.read_resource(page_uri("papers", "notes"))
