@@ -14,6 +14,12 @@
   almost no text layer (under :data:`MIN_TEXT_CHARS` letters) is rendered and read by OCR
   (:mod:`mcp_server.documents.ocr`) when OCR is on, up to ``RAGMCP_OCR_MAX_PAGES`` pages tried (a page OCR finds
   nothing on counts too: a PDF of blank pages stops there); the document records which pages.
+- **Lines and boxes** (:mod:`mcp_server.documents.geometry`): a line's number is its row of text on
+  the page, counted from the top as a reader counts them: the blank lines put between paragraphs do
+  not count, running headers and footers left out of the text do (they are on the page), lines side
+  by side share a row. Each line keeps its top and bottom (the ink of its glyphs) and each word's
+  left and right edge (the characters' advances), in points from the crop box's top-left corner.
+  An OCR'd page's lines are placed from the detected text boxes, scaled to points.
 - The title comes from the document information's ``Title``, else the first heading.
 
 Encrypted files are refused with what to do. PDFium's own messages never reach the output.
@@ -55,7 +61,7 @@ class _Line:
     size: float  # font size of its first character, in points
     gap_before: float  # vertical space above it, in points (0 for a page's first line)
     margin: bool = False  # in the top or bottom tenth of the page, where running headers and footers sit
-    number: int = 0  # among the page's text lines, from 1 (0: a paragraph break OCR put in)
+    number: int = 0  # the page's row of text it is on, from the top (from 1; 0: a paragraph break OCR put in)
     top: float = 0.0  # points from the page's top
     bottom: float = 0.0
     segments: tuple[Segment, ...] = ()  # its words, left to right
@@ -151,12 +157,30 @@ def _text_lines(page: Any) -> list[_Line]:
             previous_bottom = bottom
             margin = top > height * (1 - _MARGIN_SHARE) or bottom < height * _MARGIN_SHARE
             words = match.group().replace(_PDFIUM_HYPHEN, "").replace("\xad", "")  # a word broken at the line end
-            line = _Line(" ".join(words.split()), size, gap, margin, number=len(lines) + 1)
+            line = _Line(" ".join(words.split()), size, gap, margin)
             _place(line, textpage, match.group(), char, (left, crop_top))
             lines.append(line)
+        _number_rows(lines)
         return lines
     finally:
         textpage.close()
+
+
+def _number_rows(lines: list[_Line]) -> None:
+    """Number the lines as a reader counts them down the page: by row from the top, lines side by side
+    sharing one (whatever order the content stream drew them in); a line without ink takes the number of
+    the line before it."""
+    placed = sorted((line for line in lines if line.segments), key=lambda line: line.top)
+    number, row_bottom = 0, float("-inf")
+    for line in placed:
+        if (line.top + line.bottom) / 2 > row_bottom:
+            number += 1
+            row_bottom = line.bottom
+        line.number = number
+    previous = 1
+    for line in lines:
+        line.number = line.number or previous
+        previous = line.number
 
 
 def _place(line: _Line, textpage: Any, raw_text: str, char: int, origin: tuple[float, float]) -> None:
