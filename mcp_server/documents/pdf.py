@@ -47,6 +47,7 @@ _HEADING_MAX_WORDS = 14
 _PAGE_NUMBER_RE = re.compile(r"(?i)(?:page\s+)?[-–—]?\s*\d{1,5}\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,5})?")
 _HYPHENATED_RE = re.compile(r"([a-zà-ÿ])-\n([a-zà-ÿ])")
 _LINE_RE = re.compile(r"\S[^\r\n]*")  # a line with text, from its first non-space character
+_WORD_RE = re.compile(r"\S+")
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _DIGITS_RE = re.compile(r"\d+")
 _RENDER_DPI = 150
@@ -184,29 +185,37 @@ def _number_rows(lines: list[_Line]) -> None:
 
 
 def _place(line: _Line, textpage: Any, raw_text: str, char: int, origin: tuple[float, float]) -> None:
-    """Set ``line``'s top, bottom and words from PDFium's boxes of its characters (``raw_text`` as PDFium
-    gave it, from character ``char``): across, each character's advance; down, the ink of the whole line.
+    """Set ``line``'s top, bottom and words from PDFium's boxes (``raw_text`` as PDFium gave it, from
+    character ``char``): across, a word runs from its first character's pen position to its last one's
+    advance (their loose boxes); down, the line spans the ink of its glyphs (PDFium's text rectangles).
 
     ``origin`` is the crop box's left and top edge, in PDF coordinates (y upward).
     """
+    narrow = raw_text.isascii() or max(raw_text) <= "\uffff"
+
+    def unit(offset: int) -> int:  # PDFium's index of raw_text[offset]: one per UTF-16 code unit
+        return char + offset + (0 if narrow else _wide_count(raw_text, 0, offset))
+
     segments: list[Segment] = []
-    length, x0, x1 = 0, 0.0, 0.0
-    top, bottom = float("inf"), float("-inf")
-    for ch in raw_text + " ":
-        if ch.isspace():
-            if length:
-                segments.append(Segment(length, x0 - origin[0], x1 - origin[0]))
-            length = 0
-        elif ch not in (_PDFIUM_HYPHEN, "\xad"):
-            left, _low, right, _high = textpage.get_charbox(char, loose=True)
-            _left, low, _right, high = textpage.get_charbox(char)
-            x0, x1 = (left, right) if not length else (min(x0, left), max(x1, right))
-            length += 1
-            if high > low:
-                top, bottom = min(top, origin[1] - high), max(bottom, origin[1] - low)
-        char += 2 if ord(ch) > 0xFFFF else 1
-    if segments and top <= bottom:
-        line.top, line.bottom, line.segments = top, bottom, tuple(segments)
+    for word in _WORD_RE.finditer(raw_text):
+        length = len(word.group()) - word.group().count(_PDFIUM_HYPHEN) - word.group().count("\xad")
+        if length:
+            (left, _, right, _), (left_2, _, right_2, _) = (
+                _loose_box(textpage, unit(word.start())), _loose_box(textpage, unit(word.end() - 1))
+            )
+            segments.append(Segment(length, min(left, left_2) - origin[0], max(right, right_2) - origin[0]))
+    rects = [textpage.get_rect(i) for i in range(textpage.count_rects(char, unit(len(raw_text)) - char))]
+    inked = [(origin[1] - high, origin[1] - low) for _left, low, _right, high in rects if high > low]
+    if segments and inked:
+        line.top, line.bottom = min(top for top, _ in inked), max(bottom for _, bottom in inked)
+        line.segments = tuple(segments)
+
+
+def _loose_box(textpage: Any, char: int) -> tuple[float, float, float, float]:
+    """Character ``char``'s box from its pen position to its advance, the font's ascent to descent:
+    (left, bottom, right, top)."""
+    box: tuple[float, float, float, float] = textpage.get_charbox(char, loose=True)
+    return box
 
 
 def _wide_count(text: str, start: int, end: int) -> int:
