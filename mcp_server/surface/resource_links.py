@@ -35,8 +35,9 @@ def search_links(result: SearchResult) -> list[ResourceLink]:
     return links
 
 
-def document_links(result: DocumentResult) -> list[ResourceLink]:
-    """The document, and the picture of the page of its quote, or of each chunk of a window of it."""
+def document_links(result: DocumentResult, chunked: bool) -> list[ResourceLink]:
+    """The document, and the picture of the page of its quote, or of each chunk of the window of it a request
+    naming a chunk (``chunked``) returned."""
     links = [_document_link(result.corpus, result.doc_id, result.title)]
     quote = result.quote
     if quote is not None:
@@ -44,9 +45,12 @@ def document_links(result: DocumentResult) -> list[ResourceLink]:
             uri = page_uri(result.corpus, result.doc_id, chunk=quote.citation.chunk, quote=quote.quote)
             links.append(_page_link(uri, f"{quote.citation.id} (quote)", f"{result.title}, p. {quote.page}: the quote"))
         return links
-    whole = result.text_offset == 0 and not result.truncated and len(result.text) == result.char_count
-    if not whole:
-        links.extend(_chunk_page_link(chunk_citation) for chunk_citation in _window_citations(result))
+    if chunked and result.page_kind == "page":
+        links.extend(
+            _page_link(page_uri(result.corpus, result.doc_id, chunk=span.chunk), span.citation_id, f"{result.title}, p. {span.page}")
+            for span in result.chunks
+            if isinstance(span.page, int)
+        )
     return links
 
 
@@ -63,15 +67,6 @@ def check_links(result: AnswerCheck) -> list[ResourceLink]:
                 uri = page_uri(citation.corpus, citation.doc_id, chunk=citation.chunk, quote=quote)
                 links.setdefault(uri, _page_link(uri, f"{citation.id} (evidence)", f"{citation.title}, p. {citation.page}"))
     return list(links.values())
-
-
-def _window_citations(result: DocumentResult) -> list[Citation]:
-    """The citations of the window's chunks that lie on a page."""
-    return [
-        result.citation.model_copy(update={"id": span.citation_id, "chunk": span.chunk, "page": span.page})
-        for span in result.chunks
-        if result.page_kind == "page" and isinstance(span.page, int)
-    ]
 
 
 def _on_a_page(citation: Citation) -> bool:

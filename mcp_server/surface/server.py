@@ -60,6 +60,7 @@ from mcp_server.errors import CallTimeoutError, InvalidQueryError, RetrievalErro
 from mcp_server.grants import FULL_ACCESS, Grant
 from mcp_server.grounding.deadline import DeadlineExceeded, running_until
 from mcp_server.models import CorpusInfo, SearchFilters, SqlResult
+from mcp_server.retrieval.page_pictures import names_chunk
 from mcp_server.models import Retriever as RetrieverName
 from mcp_server.settings import Settings
 from mcp_server.surface import descriptions as text
@@ -386,7 +387,8 @@ def _add_document_tool(surface: _Surface) -> None:
         work = partial(
             tools.get_document, doc_id, corpus=corpus, chunk=chunk, window=window, scope=scope, quote=quote
         )
-        return await calls.result(work, render_document, tenant=surface.tenant, links=document_links)
+        links = partial(document_links, chunked=names_chunk(doc_id, chunk))
+        return await calls.result(work, render_document, tenant=surface.tenant, links=links)
 
     surface.add_tool(get_document, "get_document", "Read a document", text.GET_DOCUMENT.format(**surface.numbers))
 

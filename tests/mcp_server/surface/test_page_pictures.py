@@ -127,6 +127,13 @@ async def test_search_and_get_document_link_the_documents_and_pictures_they_cite
     assert str(quote_link.uri) == page_uri("papers", DOC_ID, chunk=0, quote="twenty five days")
     assert highlighted(await picture(client, str(quote_link.uri))).any()
 
+    window = await client.call_tool("get_document", {"doc_id": "papers:travel#0"})
+    assert [str(b.uri) for b in window.content if isinstance(b, ResourceLink)] == [
+        document_uri("papers", "travel"), page_uri("papers", "travel", chunk=0)
+    ]
+    whole = await client.call_tool("get_document", {"doc_id": "papers:travel"})  # no chunk named: no page picked
+    assert [str(b.uri) for b in whole.content if isinstance(b, ResourceLink)] == [document_uri("papers", "travel")]
+
     answer = "Travel claims are paid within thirty days [papers:travel#0]."
     checked = await client.call_tool("check_answer", {"answer": answer})
     assert checked.structured_content is not None and checked.structured_content["supported"] == 1
