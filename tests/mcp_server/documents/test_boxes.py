@@ -152,3 +152,13 @@ def test_slide_text_gets_the_box_of_its_shape(tmp_path: Path) -> None:
             x1=round((body.left + body.width) / emu, 1), y1=round((body.top + body.height) / emu, 1)),
     )  # fmt: skip
     assert (page.width, page.height) == (720.0, 540.0)  # python-pptx's default 4:3 deck, in points
+
+
+def test_text_set_past_the_page_edge_is_boxed_up_to_the_edge(tmp_path: Path) -> None:
+    long_line = " ".join([LINES[0]] * 3)  # about 1,000 points of text on a 612-point page
+    path = _write_pdf(tmp_path / "wide.pdf", [[(700, long_line)]])
+
+    (page,) = _boxes_of(path, long_line)
+
+    (box,) = page.boxes
+    assert (box.x0, box.x1) == (LEFT, 612.0)
