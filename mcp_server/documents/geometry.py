@@ -68,7 +68,7 @@ class PageGeometry:
 
 @dataclass(frozen=True)
 class PageBoxes:
-    """The boxes of a span on one page, with the page's size (the boxes' coordinate space)."""
+    """The boxes of a span on one page, with the page's size (the boxes' coordinate space), rounded to 0.1."""
 
     page: int | str
     width: float
@@ -126,7 +126,7 @@ def span_boxes(pages: Sequence[PageGeometry], start: int, end: int) -> list[Page
             if box is not None and (not boxes or box != boxes[-1]):  # the lines of a slide's shape share its box
                 boxes.append(box)
         if boxes:
-            found.append(PageBoxes(page.page, page.width, page.height, tuple(boxes)))
+            found.append(PageBoxes(page.page, round(page.width, 1), round(page.height, 1), tuple(boxes)))
     return found
 
 
