@@ -14,6 +14,12 @@
   almost no text layer (under :data:`MIN_TEXT_CHARS` letters) is rendered and read by OCR
   (:mod:`mcp_server.documents.ocr`) when OCR is on, up to ``RAGMCP_OCR_MAX_PAGES`` pages tried (a page OCR finds
   nothing on counts too: a PDF of blank pages stops there); the document records which pages.
+- **Lines and boxes** (:mod:`mcp_server.documents.geometry`): a line's number is its row of text on
+  the page, counted from the top as a reader counts them: the blank lines put between paragraphs do
+  not count, running headers and footers left out of the text do (they are on the page), lines side
+  by side share a row. Each line keeps its top and bottom (the ink of its glyphs) and each word's
+  left and right edge (the characters' advances), in points from the crop box's top-left corner.
+  An OCR'd page's lines are placed from the detected text boxes, scaled to points.
 - The title comes from the document information's ``Title``, else the first heading.
 
 Encrypted files are refused with what to do. PDFium's own messages never reach the output.
@@ -28,10 +34,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_server.documents.chunking import Heading
+from mcp_server.documents.geometry import PageGeometry, Segment, page_geometry
 from mcp_server.documents.limits import FileInput
 from mcp_server.documents.loaded import LoadedDocument, Structure, make_document
-from mcp_server.documents.locations import PageMark
-from mcp_server.documents.ocr import PageReader, ocr_page_image
+from mcp_server.documents.locations import LineMark, PageMark
+from mcp_server.documents.ocr import OcrLine, PageReader, ocr_page_image
 from mcp_server.errors import IngestError
 
 HEADING_SIZE_RATIO = 1.15
@@ -40,6 +47,7 @@ _HEADING_MAX_WORDS = 14
 _PAGE_NUMBER_RE = re.compile(r"(?i)(?:page\s+)?[-–—]?\s*\d{1,5}\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,5})?")
 _HYPHENATED_RE = re.compile(r"([a-zà-ÿ])-\n([a-zà-ÿ])")
 _LINE_RE = re.compile(r"\S[^\r\n]*")  # a line with text, from its first non-space character
+_WORD_RE = re.compile(r"\S+")
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _DIGITS_RE = re.compile(r"\d+")
 _RENDER_DPI = 150
@@ -54,12 +62,17 @@ class _Line:
     size: float  # font size of its first character, in points
     gap_before: float  # vertical space above it, in points (0 for a page's first line)
     margin: bool = False  # in the top or bottom tenth of the page, where running headers and footers sit
+    number: int = 0  # the page's row of text it is on, from the top (from 1; 0: a paragraph break OCR put in)
+    top: float = 0.0  # points from the page's top
+    bottom: float = 0.0
+    segments: tuple[Segment, ...] = ()  # its words, left to right
 
 
 @dataclass
 class _Page:
     number: int
     lines: list[_Line]
+    size: tuple[float, float]  # width and height in points
     ocr: bool = False
 
 
@@ -103,23 +116,32 @@ def _read_page(document: Any, index: int, file: FileInput, ocr: bool) -> tuple[_
     OCR was tried on it (every such page counts against ``RAGMCP_OCR_MAX_PAGES``, blank or not)."""
     page = document[index]
     try:
+        size = (float(page.get_width()), float(page.get_height()))
         lines = _text_lines(page)
         if sum(len(_LETTER_RE.findall(line.text)) for line in lines) >= MIN_TEXT_CHARS or not (ocr and file.limits.ocr):
-            return _Page(index + 1, lines), False
+            return _Page(index + 1, lines, size), False
         image = page.render(scale=_RENDER_DPI / 72).to_pil()
         ocr_lines = ocr_page_image(image, file)
         if not ocr_lines:
-            return _Page(index + 1, lines), True
-        return _Page(index + 1, [_Line(text, 0.0, 0.0) for text in ocr_lines], ocr=True), True
+            return _Page(index + 1, lines, size), True
+        return _Page(index + 1, [_ocr_line(line, 72 / _RENDER_DPI) for line in ocr_lines], size, ocr=True), True
     finally:
         page.close()
 
 
+def _ocr_line(line: OcrLine, scale: float) -> _Line:
+    """A line OCR read on the page rendered at :data:`_RENDER_DPI`, its pixels as points (times ``scale``)."""
+    segments = tuple(Segment(s.length, s.x0 * scale, s.x1 * scale) for s in line.segments)
+    top, bottom = line.top * scale, line.bottom * scale
+    return _Line(line.text, 0.0, 0.0, number=line.number, top=top, bottom=bottom, segments=segments)
+
+
 def _text_lines(page: Any) -> list[_Line]:
-    """The page's text lines, each with the font size of its first character and the space above it."""
+    """The page's text lines, each with the font size of its first character, the space above it and where it is."""
     import pypdfium2.raw as raw
 
     height = float(page.get_height())
+    left, _bottom, _right, crop_top = page.get_cropbox()
     textpage = page.get_textpage()
     try:
         text = textpage.get_text_range()
@@ -137,10 +159,64 @@ def _text_lines(page: Any) -> list[_Line]:
             previous_bottom = bottom
             margin = top > height * (1 - _MARGIN_SHARE) or bottom < height * _MARGIN_SHARE
             words = match.group().replace(_PDFIUM_HYPHEN, "").replace("\xad", "")  # a word broken at the line end
-            lines.append(_Line(" ".join(words.split()), size, gap, margin))
+            line = _Line(" ".join(words.split()), size, gap, margin)
+            _place(line, textpage, match.group(), char, (left, crop_top))
+            lines.append(line)
+        _number_rows(lines)
         return lines
     finally:
         textpage.close()
+
+
+def _number_rows(lines: list[_Line]) -> None:
+    """Number the lines as a reader counts them down the page: by row from the top, lines side by side
+    sharing one (whatever order the content stream drew them in); a line without ink takes the number of
+    the line before it."""
+    placed = sorted((line for line in lines if line.segments), key=lambda line: line.top)
+    number, row_bottom = 0, float("-inf")
+    for line in placed:
+        if (line.top + line.bottom) / 2 > row_bottom:
+            number += 1
+            row_bottom = line.bottom
+        line.number = number
+    previous = 1
+    for line in lines:
+        line.number = line.number or previous
+        previous = line.number
+
+
+def _place(line: _Line, textpage: Any, raw_text: str, char: int, origin: tuple[float, float]) -> None:
+    """Set ``line``'s top, bottom and words from PDFium's boxes (``raw_text`` as PDFium gave it, from
+    character ``char``): across, a word runs from its first character's pen position to its last one's
+    advance (their loose boxes); down, the line spans the ink of its glyphs (PDFium's text rectangles).
+
+    ``origin`` is the crop box's left and top edge, in PDF coordinates (y upward).
+    """
+    narrow = raw_text.isascii() or max(raw_text) <= "\uffff"
+
+    def unit(offset: int) -> int:  # PDFium's index of raw_text[offset]: one per UTF-16 code unit
+        return char + offset + (0 if narrow else _wide_count(raw_text, 0, offset))
+
+    segments: list[Segment] = []
+    for word in _WORD_RE.finditer(raw_text):
+        length = len(word.group()) - word.group().count(_PDFIUM_HYPHEN) - word.group().count("\xad")
+        if length:
+            (left, _, right, _), (left_2, _, right_2, _) = (
+                _loose_box(textpage, unit(word.start())), _loose_box(textpage, unit(word.end() - 1))
+            )
+            segments.append(Segment(length, min(left, left_2) - origin[0], max(right, right_2) - origin[0]))
+    rects = [textpage.get_rect(i) for i in range(textpage.count_rects(char, unit(len(raw_text)) - char))]
+    inked = [(origin[1] - high, origin[1] - low) for _left, low, _right, high in rects if high > low]
+    if segments and inked:
+        line.top, line.bottom = min(top for top, _ in inked), max(bottom for _, bottom in inked)
+        line.segments = tuple(segments)
+
+
+def _loose_box(textpage: Any, char: int) -> tuple[float, float, float, float]:
+    """Character ``char``'s box from its pen position to its advance, the font's ascent to descent:
+    (left, bottom, right, top)."""
+    box: tuple[float, float, float, float] = textpage.get_charbox(char, loose=True)
+    return box
 
 
 def _wide_count(text: str, start: int, end: int) -> int:
@@ -186,6 +262,7 @@ def _assemble(file: FileInput, pages: Sequence[_Page], outline: list[tuple[int, 
     parts: list[str] = []
     marks: list[PageMark] = []
     headings: list[Heading] = []
+    geometry: list[PageGeometry] = []
     find_headings = _outline_headings(outline) if outline else _sized_headings(pages)
     length = 0
     for page in pages:
@@ -195,13 +272,21 @@ def _assemble(file: FileInput, pages: Sequence[_Page], outline: list[tuple[int, 
         length += 2 if parts else 0
         marks.append(PageMark(length, page.number))
         headings.extend(Heading(length + start, level, name) for start, level, name in find_headings(page, text, line_starts))
+        placed = [
+            (start, line.number, line.top, line.bottom, line.segments)
+            for line, start in zip(page.lines, line_starts, strict=True) if line.number
+        ]  # fmt: skip
+        geometry.append(page_geometry(page.number, page.size, text, length, placed))
         parts.append(text)
         length += len(text)
     ocr_pages = [str(page.number) for page in pages if page.ocr]
     fields: dict[str, object] = {"title": title} if title else {}
     if ocr_pages:
         fields["ocr_pages"] = ",".join(ocr_pages)
-    structure = Structure(headings=headings, pages=marks, page_kind="page", fields=fields)
+    lines = [LineMark(line.start, line.number) for page_lines in geometry for line in page_lines.lines]
+    structure = Structure(
+        headings=headings, pages=marks, page_kind="page", lines=lines, fields=fields, geometry=geometry
+    )
     return make_document(file.path, "\n\n".join(parts), structure)
 
 
