@@ -44,7 +44,6 @@ from mcp_server.documents.corpus import (
     load_corpus_config,
     scan_corpus,
 )
-from mcp_server.documents.geometry import encode_page
 from mcp_server.documents.limits import FileInput, ReadingLimits
 from mcp_server.documents.reader_process import DocumentReader
 from mcp_server.documents.safe_open import read_inside
@@ -719,7 +718,7 @@ def _load_into_docstore(
             )
             for c in chunks
         ],
-        [StoredPage(*encode_page(page)) for page in loaded.geometry],
+        [StoredPage(*page) for page in extracted.pages],
     )
     prepared = []
     for c in chunks:
