@@ -83,7 +83,7 @@ from mcp_server.stores.vector import (
     server_collection_name,
 )  # fmt: skip
 
-PIPELINE_VERSION = "3"  # bump when loaders or chunking change what a file turns into
+PIPELINE_VERSION = "4"  # bump when loaders or chunking change what a file turns into (4: lines and boxes on the page)
 LOCK_POLL_S = 0.5
 BATCH_CHUNKS = 2_000  # chunks read, embedded and written together; bounds the memory of a run
 
