@@ -170,7 +170,11 @@ def _within(value: float, size: float) -> float:
     return round(min(max(value, 0.0), size), 1)
 
 
-def encode_page(page: PageGeometry) -> tuple[int, int, bytes]:
+EncodedPage = tuple[int, int, bytes]
+"""A page's geometry as stored: the span of the document text its lines cover, and :func:`encode_page`'s bytes."""
+
+
+def encode_page(page: PageGeometry) -> EncodedPage:
     """``page`` as stored: the span of the text its lines cover, and the page (pass it to :func:`decode_page`).
 
     Each line is a list of integers, tenths of points told as steps from what comes before, which

@@ -50,6 +50,7 @@ def test_search_json_output_is_the_hit_contract(run) -> None:  # type: ignore[no
     }
     assert hits[0]["citation"]["id"] == "tiny:gamma#0"
     assert hits[0]["citation"]["line_start"] == 4  # after three lines of front matter
+    assert hits[0]["citation"]["boxes"] is None  # a Markdown file shows no pages
 
 
 def test_ingest_twice_reports_nothing_to_do(run) -> None:  # type: ignore[no-untyped-def]

@@ -18,7 +18,7 @@ from reportlab.pdfbase.pdfmetrics import getFont, stringWidth
 from reportlab.pdfgen import canvas
 
 from mcp_server.documents.chunking import ChunkingOptions
-from mcp_server.documents.geometry import PageBoxes, span_boxes
+from mcp_server.documents.geometry import PageBoxes, decode_page, span_boxes
 from mcp_server.models import Box
 from tests.document_fixtures import CJK_FONT, extract_path, scan, write_pptx, write_scanned_pdf
 
@@ -62,9 +62,12 @@ def _iou(a: Box, b: Box) -> float:
 
 
 def _boxes_of(path: Path, quote: str) -> list[PageBoxes]:
-    document = extract_path(path, OPTIONS, 100).document
+    """The boxes of ``quote`` in the file's text, from its pages' geometry as the index stores it."""
+    extracted = extract_path(path, OPTIONS, 100)
+    document = extracted.document
     start = document.text.index(quote)
-    return span_boxes(document.geometry, start, start + len(quote))
+    pages = [decode_page(data, page_start) for page_start, _end, data in extracted.pages]
+    return span_boxes(pages, start, start + len(quote))
 
 
 def test_a_quote_starting_mid_line_gets_the_box_of_its_words(tmp_path: Path) -> None:
