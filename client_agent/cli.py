@@ -33,11 +33,12 @@ import anyio
 import click
 
 from client_agent.backends.base import Backend, Exchange
-from client_agent.backends.conversation import CitationMode, ModelBackendError
+from client_agent.backends.conversation import CitationMode
 from client_agent.offline.backend import OfflineBackend
-from client_agent.connection import ServerConnectionError, ToolServer, connect
+from client_agent.connection import ToolServer, connect
+from client_agent.errors import AgentError, QuestionSetError
 from client_agent.evaluation import (
-    EvalQuestion, Prices, QuestionSetError, evaluate, load_questions, render_markdown, write_report,
+    EvalQuestion, Prices, evaluate, load_questions, render_markdown, write_report,
 )
 from client_agent.loop import Agent, Budgets, RunResult
 from client_agent.trace import default_trace_path
@@ -177,8 +178,11 @@ def shared_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="agentic-rag-mcp")
-def main() -> None:
+@click.option("--debug", is_flag=True, help="Show the traceback of an unexpected error (a bug) instead of one line.")
+@click.pass_context
+def main(context: click.Context, debug: bool) -> None:
     """Answer questions over an agentic-rag-mcp server, with checked citations."""
+    context.obj = debug
 
 
 @main.command()
@@ -290,6 +294,8 @@ def _run_with_server(options: Options, session: Callable[[ToolServer], Awaitable
             if log is not None:  # what the quiet server said explains its failure
                 log.seek(0)
                 sys.stderr.write(log.read())
+            if not _expected(exc) and click.get_current_context().find_root().obj:
+                raise  # --debug: the traceback of a bug
             raise click.ClickException(_explain(exc)) from exc
 
 
@@ -304,13 +310,27 @@ def _server_log(quiet: bool) -> Iterator[TextIO | None]:
         yield log
 
 
-def _explain(exc: BaseException) -> str:
-    """A one-line reason from an exception (or the first of an exception group)."""
+def _first(exc: BaseException) -> BaseException:
+    """``exc``, or the first error an exception group (of groups) holds."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    if isinstance(exc, ModelBackendError | ServerConnectionError | click.ClickException):
-        return exc.format_message() if isinstance(exc, click.ClickException) else str(exc)
-    return f"{type(exc).__name__}: {exc}" if not str(exc).startswith(type(exc).__name__) else str(exc)
+    return exc
+
+
+def _expected(exc: BaseException) -> bool:
+    """Whether ``exc`` is an error a user can act on (its message says what to do), not a bug."""
+    return isinstance(_first(exc), AgentError | click.ClickException)
+
+
+def _explain(exc: BaseException) -> str:
+    """One line for the user: an expected error's message, or a bug named as one, with how to see more."""
+    exc = _first(exc)
+    if isinstance(exc, click.ClickException):
+        return exc.format_message()
+    if isinstance(exc, AgentError):
+        return str(exc)
+    said = f"{type(exc).__name__}: {exc}" if not str(exc).startswith(type(exc).__name__) else str(exc)
+    return f"{said} (an unexpected error, probably a bug: run rag-agent --debug with the same arguments to see where)"
 
 
 def _print(result: RunResult, options: Options) -> None:

@@ -29,6 +29,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CallToolResult, TextContent, TextResourceContents
 
+from client_agent.errors import ServerConnectionError
 from client_agent.evidence import Evidence
 from mcp_server.models import Citation, DocumentView, Hit, SqlResult
 
@@ -106,11 +107,6 @@ class ToolServer:
         structured = result.structured_content if not result.is_error else None
         evidence = evidence_from(name, arguments, structured, step) if structured else []
         return ToolOutcome(name, arguments, bool(result.is_error), text, structured, seconds, evidence)
-
-
-class ServerConnectionError(ConnectionError):
-    """The retrieval server at a URL could not be reached or did not answer MCP; the message names the
-    URL and what to check."""
 
 
 @asynccontextmanager

@@ -51,6 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from mcp_server.citation_ids import CitationId, DocumentRef, parse_or_none
 from mcp_server.grounding.citations import check_answer, supports
 from mcp_server.grounding.claims import remove_citations
+from client_agent.errors import QuestionSetError
 from client_agent.loop import RunResult
 from client_agent.trace import read_trace
 
@@ -75,10 +76,6 @@ class EvalQuestion(BaseModel):
         if self.expected_answer is None:
             return []
         return [self.expected_answer] if isinstance(self.expected_answer, str) else self.expected_answer
-
-
-class QuestionSetError(ValueError):
-    """The question set cannot be read; the message names the line and what to fix."""
 
 
 def load_questions(path: Path) -> list[EvalQuestion]:

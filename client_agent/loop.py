@@ -34,7 +34,8 @@ from client_agent.conflicts import Conflict, find_conflicts
 from client_agent.connection import ToolOutcome, ToolServer
 from client_agent.evidence import Ledger
 from client_agent.queries import QueryLog
-from client_agent.reflection import ReflectionError, Verdict, parse_verdict
+from client_agent.errors import ReflectionError
+from client_agent.reflection import Verdict, parse_verdict
 from client_agent.text import identifiers
 from client_agent.trace import Totals, Trace
 

@@ -24,6 +24,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from pydantic_core import ErrorDetails
 
+from client_agent.errors import ReflectionError
+
 MAX_ITEMS = 8
 """Most entries ``missing`` or ``next_queries`` may hold."""
 MAX_ITEM_CHARS = 300
@@ -78,10 +80,6 @@ strings) and non-empty strings; at most {MAX_ITEMS} items per list. The JSON sch
 
 _FENCE = re.compile(r"\A```[ \t]*(?:json)?[ \t]*\n(?P<body>.*?)\n?```\Z", re.DOTALL | re.IGNORECASE)
 _FIELDS = tuple(Verdict.model_fields)
-
-
-class ReflectionError(ValueError):
-    """A reflection reply that is not a valid verdict; the message says what to fix."""
 
 
 def parse_verdict(raw: str) -> Verdict:

@@ -39,11 +39,11 @@ from typing import Any, cast
 
 from client_agent.backends.base import Decision, ModelCall, Observation, Reply, RunView, ToolRequest
 from client_agent.backends.conversation import (
-    DEFAULT_MAX_RETRIES, DROPPED_EVIDENCE, LOOP_EVIDENCE, MUST_ANSWER, CitationMode, MissingExtraError, ModelBackend,
-    ModelBackendError, cited, cited_text, endpoint, evidence_title, first_line, history_turns, max_tokens_setting,
+    DEFAULT_MAX_RETRIES, DROPPED_EVIDENCE, LOOP_EVIDENCE, MUST_ANSWER, CitationMode, ModelBackend, cited, cited_text, endpoint, evidence_title, first_line, history_turns, max_tokens_setting,
     reflection_closing, state_of, system_prompt, unseen,
 )
 
+from client_agent.errors import MissingExtraError, ModelBackendError
 try:  # imported only when this back-end is chosen (client_agent.cli); the SDK is the anthropic extra
     import anthropic
     from anthropic.types import (

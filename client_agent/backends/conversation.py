@@ -19,6 +19,7 @@ from typing import Generic, Literal, Protocol, TypeVar
 
 from client_agent.backends.base import AnswerState, Exchange, Observation, RunView
 from client_agent.connection import Catalog, ToolOutcome
+from client_agent.errors import ModelBackendError
 from client_agent.evidence import Evidence, Ledger
 from client_agent.reflection import REFLECTION_INSTRUCTIONS
 
@@ -77,21 +78,6 @@ wait up to about 7.5 s in all."""
 
 LOCAL_KEY = "not-needed"
 """The key sent to a ``--base-url`` server when none is set: local servers ignore it, the SDKs want one."""
-
-
-class ModelBackendError(RuntimeError):
-    """A model API could not be used; the message says what to do about it."""
-
-
-class MissingExtraError(ModelBackendError):
-    """A back-end whose SDK is not installed (the default install has none): names the extra that brings it."""
-
-    def __init__(self, extra: str, backend: str, error: ImportError) -> None:
-        super().__init__(
-            f"the {backend} back-end needs the {extra} SDK, which is not installed ({error}): install "
-            f"agentic-rag-mcp[{extra}] to use it (pip install 'agentic-rag-mcp[{extra}]'), or use the offline "
-            "back-end (--backend offline), which needs no SDK."
-        )
 
 
 class SDKClient(Protocol):

@@ -43,11 +43,12 @@ from typing import Any, cast
 
 from client_agent.backends.base import Decision, ModelCall, Observation, Reply, RunView, ToolRequest
 from client_agent.backends.conversation import (
-    DEFAULT_MAX_RETRIES, LOOP_EVIDENCE, MUST_ANSWER, MissingExtraError, ModelBackend, ModelBackendError, cited_text,
+    DEFAULT_MAX_RETRIES, LOOP_EVIDENCE, MUST_ANSWER, ModelBackend, cited_text,
     endpoint, first_line, history_turns, max_tokens_setting, reflection_closing, result_text, state_of, system_prompt,
     unseen,
 )
 
+from client_agent.errors import MissingExtraError, ModelBackendError
 try:  # imported only when this back-end is chosen (client_agent.cli); the SDK is the openai extra
     import openai
     from openai.types.chat import (

@@ -11,7 +11,8 @@ from typing import Any
 
 from client_agent.backends import anthropic_backend, openai_backend
 from client_agent.backends.base import Backend, Exchange, Observation, RunView
-from client_agent.backends.conversation import ModelBackend, ModelBackendError
+from client_agent.backends.conversation import ModelBackend
+from client_agent.errors import ModelBackendError
 from client_agent.connection import Catalog, CorpusSummary, ToolOutcome, ToolSpec, connect, evidence_from
 from client_agent.evidence import Ledger
 from client_agent.loop import Agent, RunResult

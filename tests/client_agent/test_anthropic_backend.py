@@ -24,7 +24,8 @@ from client_agent.backends.anthropic_backend import (
     from_environment,
 )
 from client_agent.backends.base import Decision, Exchange, Observation, RunView, ToolRequest
-from client_agent.backends.conversation import DROPPED_EVIDENCE, LOOP_EVIDENCE, MUST_ANSWER, ModelBackendError
+from client_agent.backends.conversation import DROPPED_EVIDENCE, LOOP_EVIDENCE, MUST_ANSWER
+from client_agent.errors import ModelBackendError
 from client_agent.connection import ToolOutcome, evidence_from
 from client_agent.evidence import Ledger
 from client_agent.reflection import REFLECTION_INSTRUCTIONS

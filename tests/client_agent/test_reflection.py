@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from client_agent.errors import ReflectionError
 from client_agent.reflection import (
     MAX_ITEMS,
     REFLECTION_INSTRUCTIONS,
     REFLECTION_SCHEMA,
-    ReflectionError,
     Verdict,
     parse_verdict,
 )
