@@ -25,6 +25,7 @@ from mcp_server.surface.server import (
 )
 from mcp_server.surface import listing
 from mcp_server.surface.tools import RetrievalTools
+from mcp_server.surface.view import VIEW_URI
 from tests.mcp_server.surface.mcp_contract import (
     call_checked,
     exercise_every_tool,
@@ -310,10 +311,10 @@ async def test_hostile_sql_through_mcp_is_refused_or_bounded(
 async def test_resources_list_corpora_schema_and_documents(client: Client, acme: Retriever) -> None:
     listed = (await client.list_resources()).resources
     documents = acme.document_page(None, None, 1000)
-    uris = [CORPORA_URI, SCHEMA_URI, *(f"doc://acme/{quote(d, safe='/')}" for _, d, _ in documents)]
+    uris = [VIEW_URI, CORPORA_URI, SCHEMA_URI, *(f"doc://acme/{quote(d, safe='/')}" for _, d, _ in documents)]
     assert [str(r.uri) for r in listed] == uris
     assert len(documents) == 6 and "doc://acme/policies/travel" in {str(r.uri) for r in listed}
-    for resource in listed[2:]:
+    for resource in listed[3:]:
         assert resource.name.startswith("acme:") and resource.title and resource.mime_type == "text/plain"
         assert f"[{resource.name}#0]" in _resource_text(await client.read_resource(str(resource.uri)))
     templates = (await client.list_resource_templates()).resource_templates
