@@ -99,6 +99,17 @@ class PublishedModel(BaseModel):
     model_config = ConfigDict(json_schema_extra=_compact_schema)
 
 
+class Box(PublishedModel):
+    """Where one line of a cited span is on its page: points from the page's top-left corner, y downward
+    (pixels of the picture for image files), rounded to 0.1."""
+
+    page: int | str
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
 class Citation(PublishedModel):
     """Where a piece of evidence came from, precisely enough to quote and check it."""
 
@@ -122,6 +133,9 @@ class Citation(PublishedModel):
         default=None, description="Lines of the source file (rows of a sheet) from 1, line_end included."
     )
     line_end: int | None = None
+    boxes: list[Box] | None = Field(
+        default=None, description="One box per line on the page (PDF, picture, slide): x0,y0 top-left, x1,y1 bottom-right."
+    )
 
     def location(self) -> str:
         """'p. 12', 'slide 4', 'sheet Budget, rows 2–9', 'lines 10–24', or '' (see :func:`describe_location`)."""
@@ -201,6 +215,7 @@ class QuoteLocation(PublishedModel):
         description="'file': lines of the source file (rows of a sheet); 'page': lines of the page's text (PDF, "
         "slides); 'text': lines of the document text."
     )
+    boxes: list[Box] | None = Field(default=None, description="As the citation's, for the matched text.")
 
     def location(self) -> str:
         """'p. 2, lines 3–4', 'lines 10–12' (see :func:`describe_location`)."""

@@ -44,6 +44,7 @@ from mcp_server.documents.corpus import (
     load_corpus_config,
     scan_corpus,
 )
+from mcp_server.documents.geometry import encode_page
 from mcp_server.documents.limits import FileInput, ReadingLimits
 from mcp_server.documents.reader_process import DocumentReader
 from mcp_server.documents.safe_open import read_inside
@@ -69,6 +70,7 @@ from mcp_server.stores.docstore import (
     StoredChunk,
     StoredCorpus,
     StoredDocument,
+    StoredPage,
     StoredSkip,
 )
 from mcp_server.stores.embedding_cache import EmbeddingCache, text_key
@@ -204,7 +206,8 @@ def _pipeline_tag(config: CorpusConfig) -> str:
     return f"|pipeline={PIPELINE_VERSION}|chunking={config.chunking!r}"
 
 
-def _fingerprint(data: bytes, config: CorpusConfig) -> str:
+def file_fingerprint(data: bytes, config: CorpusConfig) -> str:
+    """What the index records of a file's bytes read under ``config``: a different one means it is read anew."""
     digest = hashlib.sha256(data)
     digest.update(_pipeline_tag(config).encode())
     return digest.hexdigest()
@@ -538,7 +541,7 @@ def _plan(
             fingerprint = recorded[1]
         else:
             try:
-                fingerprint = _fingerprint(read_inside(source.path, root, limits.max_file_bytes), config)
+                fingerprint = file_fingerprint(read_inside(source.path, root, limits.max_file_bytes), config)
             except IngestError as error:
                 report.skipped.append(SkippedFile(source.relpath, _reason(error, source)))
                 continue
@@ -689,7 +692,7 @@ def _load_into_docstore(
     fingerprint = ""
     try:
         data = read_inside(source.path, config.root.resolve(), limits.max_file_bytes)
-        fingerprint = _fingerprint(data, config)
+        fingerprint = file_fingerprint(data, config)
         extracted = reader.read(FileInput(data, source.path, limits), config.chunking)
     except IngestError as error:
         reason = _reason(error, source)
@@ -717,6 +720,7 @@ def _load_into_docstore(
             )
             for c in chunks
         ],
+        [StoredPage(*encode_page(page)) for page in loaded.geometry],
     )
     prepared = []
     for c in chunks:

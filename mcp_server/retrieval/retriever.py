@@ -48,6 +48,7 @@ from mcp_server.models import (
     SkippedFileInfo,
     citation_id,
 )
+from mcp_server.retrieval.boxes import PageBoxes, document_boxes
 from mcp_server.retrieval.citation_records import chunk_citation, whole_document_citation
 from mcp_server.retrieval.fusion import (
     convex_fusion,
@@ -466,11 +467,30 @@ class Retriever:
         span = spans[chunk]
         return chunk_citation(document, span), document.text[span.char_start : span.char_end]
 
+    def page_boxes(
+        self, corpus: str, doc_id: str, start: int, end: int, scope: Collection[str] | None = None
+    ) -> list[PageBoxes]:
+        """Where the span ``[start, end)`` of document ``corpus:doc_id``'s text is on its pages: one box per
+        line and each page's size (:func:`mcp_server.retrieval.boxes.document_boxes`); ``[]`` for a
+        corpus outside ``scope`` or a source without pages."""
+        if corpus not in self._readable(scope):
+            return []
+        return document_boxes(self._docstore, corpus, doc_id, start, end)
+
     def document_page(
         self, scope: Collection[str] | None, after: tuple[str, str] | None, limit: int
     ) -> list[tuple[str, str, str]]:
         """(corpus, doc_id, title) of the next ``limit`` documents within ``scope`` after ``after``, in order."""
         return self._docstore.document_page(sorted(self._readable(scope)), after, limit)
+
+    def indexed_file(self, corpus: str, doc_id: str) -> tuple[Path, str, str] | None:
+        """The folder of a served corpus, a document's path inside it and the fingerprint of the bytes it was
+        indexed from; None when there is no such document."""
+        served = self._corpora.get(corpus)
+        document = self._docstore.document(corpus, doc_id) if served is not None else None
+        if served is None or document is None:
+            return None
+        return Path(served.root), document.source, document.fingerprint
 
     def _resolve_reference(
         self, ref: str, corpus: str | None, readable: dict[str, StoredCorpus]
