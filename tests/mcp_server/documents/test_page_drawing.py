@@ -31,14 +31,18 @@ def word_box(line: str, word: str, origin: tuple[float, float] = ORIGIN, page: t
     return (x0, top, x1, bottom)
 
 
-def write_line_pdf(path: Path, page: tuple[float, float] = PAGE, origin: tuple[float, float] = ORIGIN) -> Path:
+def write_line_pdf(
+    path: Path, page: tuple[float, float] = PAGE, origin: tuple[float, float] = ORIGIN,
+    lines: tuple[str, ...] = (LINE, "The second page tells of the office hours on Fridays"),
+) -> Path:
+    """A PDF (reportlab) with one line of text a page, each set at ``origin``."""
     from reportlab.pdfgen import canvas
 
     pdf = canvas.Canvas(str(path), pagesize=page)
-    pdf.setFont(FONT, SIZE)
-    pdf.drawString(origin[0], origin[1], LINE)
-    pdf.showPage()
-    pdf.drawString(origin[0], origin[1], "second page")
+    for line in lines:
+        pdf.setFont(FONT, SIZE)
+        pdf.drawString(origin[0], origin[1], line)
+        pdf.showPage()
     pdf.save()
     return path
 
