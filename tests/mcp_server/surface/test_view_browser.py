@@ -42,11 +42,13 @@ PAGE_WIDTH, PAGE_HEIGHT = 595.0, 842.0  # A4, in points
 LEFT, FONT_SIZE = 72.0, 11
 QUOTE_Y = 560.0  # the quoted line's baseline on page 2, in points from the bottom
 QUOTE = "The master key is rotated every 90 days by the duty officer."
+HOSTILE = "Markup is only text here: <img src=x onerror=alert(1)> <b>not bold</b>"
 PAGES = [
     [
         "Vault operations guide",
         "This guide describes how the vault team runs the key vault from day to day.",
         "Staff sign the access log before they open the vault room.",
+        HOSTILE,
     ],
     [
         "Key rotation",
@@ -123,6 +125,21 @@ def highlighted(marked: bytes, plain: bytes) -> tuple[float, float, float, float
         return box[0] / width, box[1] / height, box[2] / width, box[3] / height
 
 
+COLOURS = "nodes => nodes.map(node => [getComputedStyle(node).color, getComputedStyle(node).backgroundColor])"
+
+
+def contrast(foreground: str, background: str) -> float:
+    """The WCAG contrast ratio of two CSS colours given as 'rgb(r, g, b)'."""
+
+    def luminance(colour: str) -> float:
+        channels = [int(value) / 255 for value in re.findall(r"\d+", colour)[:3]]
+        r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    light, dark = sorted((luminance(foreground), luminance(background)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
 def quote_width() -> float:
     """The width of the quoted line on its page, in points."""
     from reportlab.pdfbase.pdfmetrics import stringWidth
@@ -164,19 +181,23 @@ async def test_the_evidence_view_shows_verdicts_quotes_and_the_highlighted_page_
             view = page.frame_locator("#view")
 
             # A check_answer result: one verdict per sentence, the reason of the one that fails.
-            answer = f"The master key is rotated every 90 days [{cited}]. The vault holds 12 keys [{cited}]."
+            answer = (
+                f"The master key is rotated every 90 days [{cited}]. The vault holds 12 keys [{cited}]. "
+                "Each key hangs on a brass hook."
+            )
             check = as_json(await client.call_tool("check_answer", {"answer": answer}))
             await page.evaluate("([html, args, result]) => showToolResult(html, args, result)",
                                 [view_html, {"answer": answer}, check])  # fmt: skip
             sentences = view.locator("li.sentence")
-            await expect(sentences).to_have_count(2)
-            await expect(sentences.nth(0).locator(".status")).to_have_text("\u2713 supported")
-            await expect(sentences.nth(1).locator(".status")).to_have_text("\u2717 unsupported")
+            await expect(sentences.locator(".status")).to_have_text(["\u2713 supported", "\u2717 unsupported", "! uncited"])
             await expect(sentences.nth(1)).to_contain_text("12")
+            for foreground, background in await view.locator(".status").evaluate_all(COLOURS):
+                assert contrast(foreground, background) >= 4.5  # WCAG AA for text
             await expect(view.locator("h2")).to_have_text("Answer check: needs work")
 
             # The view asks the host to read the evidence: get_document with the quote, through the real server.
-            await sentences.nth(0).get_by_role("button", name="Show in document").click()
+            await sentences.nth(0).get_by_role("button", name="Show in document").focus()
+            await page.keyboard.press("Enter")  # the view's controls are buttons, reached and used by keyboard
             await expect(view.locator("blockquote.quote mark")).to_have_text(QUOTE)
             asked = [m for m in await page.evaluate("fromView") if m.get("method") == "tools/call"]
             assert asked[-1]["params"]["name"] == "get_document" and asked[-1]["params"]["arguments"]["quote"]
@@ -200,11 +221,13 @@ async def test_the_evidence_view_shows_verdicts_quotes_and_the_highlighted_page_
             # A neighbouring chunk, read through the host too; Back returns to the quote, then to the verdicts.
             await view.get_by_role("button", name="\u2190 Chunk 0").click()
             await expect(view.locator("article.chunk h3")).to_have_text(["[vault:operations#0]"])
-            await expect(view.locator("article.chunk")).to_contain_text("Staff sign the access log")
+            await expect(view.locator("article.chunk")).to_contain_text(HOSTILE)  # document text stays text
+            assert await view.locator("article.chunk p.text *").count() == 0  # no element made of it
+            await expect(view.locator("article.chunk figure.page img")).to_have_count(1)  # its page, linked by the result
             await view.get_by_role("button", name="Back").click()
             await expect(view.locator("blockquote.quote mark")).to_have_text(QUOTE)
             await view.get_by_role("button", name="Back").click()
-            await expect(view.locator("li.sentence")).to_have_count(2)
+            await expect(view.locator("li.sentence")).to_have_count(3)
 
             # A search result: every hit, each with the picture of its page.
             search = as_json(await client.call_tool("hybrid_search", {"query": "vault keys"}))
@@ -214,6 +237,10 @@ async def test_the_evidence_view_shows_verdicts_quotes_and_the_highlighted_page_
             await expect(view.locator("article.hit")).to_have_count(len(hits))
             await expect(view.locator("article.hit figure.page img")).to_have_count(len(hits))
             await expect(view.locator("article.hit h3").first).to_contain_text(hits[0]["citation"]["id"])
+            assert not errors  # nothing failed in the page or the view, and no policy was violated
+
+            # Trusted Types with no policy: the view could not write HTML from a string even if it tried.
+            refused = "() => { try { document.body.innerHTML = '<b>x</b>'; return 'written'; } catch (e) { return e.name; } }"
+            assert await page.frames[1].evaluate(refused) == "TypeError"
         await browser.close()
     assert requested == [url]  # the view fetched nothing: no script, style, font or picture from the network
-    assert not errors
