@@ -13,8 +13,8 @@ not listed; calling it anyway gets a refusal saying why. The local user (stdio, 
 without tokens) has :data:`~mcp_server.grants.FULL_ACCESS`.
 
 The searches, get_document and check_answer name the evidence view (:mod:`mcp_server.surface.view`) in
-their ``_meta``, so hosts that render MCP Apps show their results in it; the server advertises
-the extension, and its ``ui://`` page is one more resource, the same for every grant.
+their ``_meta`` to clients that negotiated MCP Apps, so such hosts show their results in it; the
+server advertises the extension, and its ``ui://`` page is one more resource, the same for every grant.
 
 Every tool is read-only, idempotent and closed-world. A call runs its blocking work on a
 worker thread, at most ``settings.max_concurrent_calls`` at once per process (SQL:
@@ -76,7 +76,7 @@ from mcp_server.surface.listing import DocumentListing
 from mcp_server.surface.answer_check import AnswerCheck
 from mcp_server.surface.rendering import fit_search, render_check, render_document, render_search, render_sql
 from mcp_server.surface.tools import NO_DATABASE, DocumentResult, SearchResult, ToolBackend
-from mcp_server.surface.view import VIEW_META, evidence_view
+from mcp_server.surface.view import VIEW_META, ViewForAppsHosts, evidence_view
 
 SERVER_NAME = "agentic-rag-mcp"
 CORPORA_URI = "ragmcp://corpora"
@@ -118,7 +118,8 @@ def build_server(
         version=__version__,
         instructions=text.instructions([c.name for c in corpora], database),
         middleware=[
-            *middleware, _Refusals(refusals), _GrantedSubscriptions(tools, scope), arguments, DocumentListing(tools, scope)
+            *middleware, _Refusals(refusals), _GrantedSubscriptions(tools, scope), arguments,
+            DocumentListing(tools, scope), ViewForAppsHosts(),
         ],
         subscriptions=subscriptions,
         extensions=[evidence_view()],

@@ -5,8 +5,11 @@ The extension (SEP-1865, stable 2026-01-26) lets a tool name, in its ``_meta.ui.
 reads it with ``resources/read``, shows it in a sandboxed iframe and hands it the tool's
 result over ``postMessage``. Our page, ``evidence_view.html`` beside this module, shows a
 search's hits, a ``get_document`` quote or a ``check_answer`` verdict per sentence, and asks
-the host to call ``get_document`` for a neighbouring chunk or a sentence's evidence. Hosts
-without the extension ignore the ``_meta`` and keep the text and ``structuredContent``.
+the host to call ``get_document`` for a neighbouring chunk or a sentence's evidence. As the
+extension asks, a tool names the view only to a client that negotiated the extension (its
+``initialize`` capabilities list ``io.modelcontextprotocol/ui`` with the page's MIME type):
+others get the tool list without it, as compact as before, and the text and
+``structuredContent`` results they always had.
 
 The page is one file of plain HTML, CSS and JavaScript that fetches nothing: the resource
 declares no domain in ``_meta.ui.csp``, and the page's own Content-Security-Policy, filled in
@@ -24,7 +27,9 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-from mcp.server.apps import Apps, ResourceCsp
+from mcp.server.apps import Apps, ResourceCsp, client_supports_apps
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.types import ListToolsResult, Tool
 
 VIEW_URI = "ui://agentic-rag-mcp/evidence"
 VIEW_META: dict[str, Any] = {"ui": {"resourceUri": VIEW_URI}}
@@ -46,6 +51,22 @@ def evidence_view() -> Apps:
         prefers_border=True,
     )  # fmt: skip
     return apps
+
+
+class ViewForAppsHosts:
+    """Server middleware: ``tools/list`` names the evidence view (``_meta.ui``) only to clients that negotiated MCP Apps."""
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        listed = await call_next(ctx)
+        if ctx.method != "tools/list" or client_supports_apps(ctx):
+            return listed
+        result = ListToolsResult.model_validate(listed)
+        return result.model_copy(update={"tools": [_without_view(tool) for tool in result.tools]})
+
+
+def _without_view(tool: Tool) -> Tool:
+    meta = {key: value for key, value in (tool.meta or {}).items() if key != "ui"}
+    return tool.model_copy(update={"meta": meta or None})
 
 
 @cache

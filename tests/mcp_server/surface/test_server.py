@@ -333,11 +333,12 @@ async def test_resources_list_corpora_schema_and_documents(client: Client, acme:
 async def test_documents_are_listed_a_page_at_a_time(client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(listing, "PAGE_SIZE", 4)
     first = await client.list_resources()
-    assert [str(r.uri) for r in first.resources][:2] == [CORPORA_URI, SCHEMA_URI] and len(first.resources) == 6
+    fixed = [VIEW_URI, CORPORA_URI, SCHEMA_URI]
+    assert [str(r.uri) for r in first.resources][:3] == fixed and len(first.resources) == 7
     assert first.next_cursor is not None
     second = await client.list_resources(cursor=first.next_cursor)
     assert len(second.resources) == 2 and second.next_cursor is None
-    uris = [str(r.uri) for r in first.resources[2:] + second.resources]
+    uris = [str(r.uri) for r in first.resources[3:] + second.resources]
     assert len(set(uris)) == 6 and uris == sorted(uris)
     with pytest.raises(MCPError, match="Invalid cursor"):
         await client.list_resources(cursor="not-a-cursor")

@@ -29,6 +29,7 @@ from mcp_server.settings import Settings
 from mcp_server.surface.links import page_uri
 from mcp_server.surface.view import VIEW_URI
 from tests.helpers import corpus_folder, make_settings, subprocess_env
+from tests.mcp_server.surface.test_view import apps_host
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
@@ -157,11 +158,14 @@ async def test_the_evidence_view_shows_verdicts_quotes_and_the_highlighted_page_
     server = StdioServerParameters(
         command=sys.executable, args=["-m", "mcp_server", "serve"], env=subprocess_env(guide), cwd=tmp_path
     )
-    async with Client(server) as client, async_playwright() as playwright:
+    async with Client(server, extensions=[apps_host()]) as client, async_playwright() as playwright:
         found = (await client.call_tool("keyword_search", {"query": "rotated master key"})).structured_content
         assert found is not None
         cited = found["hits"][0]["citation"]["id"]
-        view_html = (await client.read_resource(VIEW_URI)).contents[0].text  # type: ignore[union-attr]
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        view_uri = (listed["check_answer"].meta or {})["ui"]["resourceUri"]  # where a host finds the view
+        assert view_uri == VIEW_URI
+        view_html = (await client.read_resource(view_uri)).contents[0].text  # type: ignore[union-attr]
 
         async def forward(method: str, params: dict[str, Any]) -> dict[str, Any]:
             if method == "tools/call":
