@@ -14,7 +14,8 @@ without tokens) has :data:`~mcp_server.grants.FULL_ACCESS`.
 
 The searches, get_document and check_answer name the evidence view (:mod:`mcp_server.surface.view`) in
 their ``_meta`` to clients that negotiated MCP Apps, so such hosts show their results in it; the
-server advertises the extension, and its ``ui://`` page is one more resource, the same for every grant.
+server advertises the extension, and its ``ui://`` page is one more resource, the same for every grant that
+may read a corpus.
 
 Every tool is read-only, idempotent and closed-world. A call runs its blocking work on a
 worker thread, at most ``settings.max_concurrent_calls`` at once per process (SQL:
@@ -122,7 +123,7 @@ def build_server(
             DocumentListing(tools, scope), ViewForAppsHosts(),
         ],
         subscriptions=subscriptions,
-        extensions=[evidence_view()],
+        extensions=[evidence_view()] if scope is None or scope else [],  # a SQL-only grant has no evidence to show
     )
     surface = _Surface(server, tools, calls or CallRunner(settings), corpora, scope, numbers, arguments)
     _add_corpus_tools(surface)
