@@ -269,6 +269,8 @@ def doc(
     With --png, write a picture of the page the citation id's chunk (or --chunk, or --quote) is on, that span
     highlighted, instead: ragmcp doc 'handbook:policies/leave#2' --png page.png.
     """
+    if page is not None and png is None:
+        raise click.UsageError("--page picks the page of the picture --png writes; pass --png FILE too.")
     named = CITATION_ID.match(ref.strip())
     retriever = open_retriever(settings, corpus or (named["corpus"] if named else None))
     try:

@@ -82,11 +82,15 @@ def _span(view: DocumentView, ref: str, chunk: int | None) -> tuple[int, int, in
     """The span to highlight (empty: none) and the page it starts on: the quote's, the chunk's, or none on page 1."""
     if view.quote is not None:
         return view.quote.char_start, view.quote.char_end, _number(view.quote.page)
-    named = chunk is not None or ref.strip().rpartition("#")[2].isdigit()
-    if named and view.chunks:
+    if names_chunk(ref, chunk) and view.chunks:
         cited = view.chunks[0]  # window=0: the named chunk alone
         return cited.char_start, cited.char_end, _number(cited.page)
     return 0, 0, 1
+
+
+def names_chunk(ref: str, chunk: int | None) -> bool:
+    """Whether a request for document ``ref`` names one of its chunks: by ``chunk``, or a citation id's ``#N``."""
+    return chunk is not None or ref.strip().rpartition("#")[2].isdigit()
 
 
 def _number(page: int | str | None) -> int:

@@ -291,3 +291,5 @@ def test_doc_png_writes_the_cited_page_with_the_quote_highlighted(  # type: igno
     assert not (tmp_path / "beta.png").exists()
     code, _, err = run("doc", "tiny:leave#0", "--png", str(tmp_path / "no-such-folder" / "page.png"))
     assert code == 1 and "cannot write the picture to" in err and "a folder you can write to" in err
+    code, _, err = run("doc", "tiny:leave#0", "--page", "2")
+    assert code == 2 and "--page picks the page of the picture --png writes" in err

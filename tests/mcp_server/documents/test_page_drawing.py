@@ -136,7 +136,7 @@ def test_markdown_has_no_page_to_draw(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_drawing_runs_in_the_reading_process_within_its_memory_cap(tmp_path: Path) -> None:
+def test_drawing_runs_in_the_reading_process_within_its_caps(tmp_path: Path) -> None:
     path = write_line_pdf(tmp_path / "leave.pdf")
     drawing = PageDrawing(page=1, boxes=(word_box(LINE, "leave"),), max_side=1600, max_bytes=2_000_000)
     with DocumentReader() as reader:
@@ -146,3 +146,7 @@ def test_drawing_runs_in_the_reading_process_within_its_memory_cap(tmp_path: Pat
         bomb.write_bytes(b"%PDF-1.4 not really")
         with pytest.raises(IngestError, match="not a readable PDF"):
             reader.draw(FileInput(bomb.read_bytes(), bomb, ReadingLimits(memory_mb=1024)), drawing)
+        slow = FileInput(path.read_bytes(), path, ReadingLimits(memory_mb=1024, page_seconds=0.01))
+        with pytest.raises(IngestError, match="on one page; raise RAGMCP_PAGE_TIMEOUT_S"):  # stopped, not waited for
+            reader.draw(slow, PageDrawing(page=1, boxes=(), max_side=6_000, max_bytes=50_000_000))
+        assert reader.draw(FileInput(path.read_bytes(), path, ReadingLimits(memory_mb=1024)), drawing) == png

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import base64
 import io
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import numpy as np
 import pytest
-from mcp import Client, MCPError
+from mcp import Client, MCPError, StdioServerParameters
 from mcp.server import MCPServer
 from mcp.types import BlobResourceContents, ResourceLink
 from PIL import Image
@@ -25,7 +26,7 @@ from mcp_server.settings import Settings
 from mcp_server.surface.links import DOCUMENT_URI, PAGE_URI, document_uri, page_uri
 from mcp_server.surface.server import build_server
 from mcp_server.surface.tools import RetrievalTools
-from tests.helpers import write_doc
+from tests.helpers import subprocess_env, write_doc
 from tests.mcp_server.documents.test_page_drawing import LINE, PAGE, highlighted, word_box, write_line_pdf
 
 pytestmark = pytest.mark.anyio
@@ -41,6 +42,7 @@ def papers(tmp_path_factory: pytest.TempPathFactory) -> Settings:
         (root / name / "corpus.toml").write_text(f'name = "{name}"\ndescription = "{name} files."\n', encoding="utf-8")
     (root / "papers" / "hr").mkdir()
     write_line_pdf(root / "papers" / "hr" / "leave policy.pdf")
+    write_line_pdf(root / "papers" / "travel.pdf", lines=("Travel claims are paid within thirty days of approval",))
     write_doc(root / "papers", "notes.md", "Notes", "# Notes\n\nThe annual leave allowance is written down here too.")
     write_line_pdf(root / "private" / "secret.pdf", lines=("The private launch budget is forty two million",))
     settings = Settings(data_dir=root / "data", corpora=[root / "papers", root / "private"], database="none", ocr="off")
@@ -125,6 +127,22 @@ async def test_search_and_get_document_link_the_documents_and_pictures_they_cite
     assert str(quote_link.uri) == page_uri("papers", DOC_ID, chunk=0, quote="twenty five days")
     assert highlighted(await picture(client, str(quote_link.uri))).any()
 
+    window = await client.call_tool("get_document", {"doc_id": "papers:travel#0"})
+    assert [str(b.uri) for b in window.content if isinstance(b, ResourceLink)] == [
+        document_uri("papers", "travel"), page_uri("papers", "travel", chunk=0)
+    ]
+    whole = await client.call_tool("get_document", {"doc_id": "papers:travel"})  # no chunk named: no page picked
+    assert [str(b.uri) for b in whole.content if isinstance(b, ResourceLink)] == [document_uri("papers", "travel")]
+
+    answer = "Travel claims are paid within thirty days [papers:travel#0]."
+    checked = await client.call_tool("check_answer", {"answer": answer})
+    assert checked.structured_content is not None and checked.structured_content["supported"] == 1
+    evidence = [b for b in checked.content if isinstance(b, ResourceLink)]
+    assert [str(link.uri) for link in evidence][0] == document_uri("papers", "travel")
+    (evidence_link,) = [link for link in evidence if link.mime_type == "image/png"]
+    assert str(evidence_link.uri).startswith(page_uri("papers", "travel", chunk=0) + "&quote=Travel%20claims")
+    assert highlighted(await picture(client, str(evidence_link.uri))).any()
+
     templates = [t.uri_template for t in (await client.list_resource_templates()).resource_templates]
     assert templates == [DOCUMENT_URI, PAGE_URI]
 
@@ -142,3 +160,47 @@ async def test_a_file_changed_since_indexing_is_not_highlighted(client: Client, 
     finally:
         path.write_bytes(indexed)
     assert highlighted(await picture(client, page_uri("papers", DOC_ID, chunk=0))).any()
+
+
+@pytest.mark.slow
+async def test_the_picture_and_the_links_over_stdio(papers: Settings, tmp_path: Path) -> None:
+    serve = StdioServerParameters(
+        command=sys.executable, args=["-m", "mcp_server", "serve"], env=subprocess_env(papers), cwd=tmp_path
+    )
+    async with Client(serve) as client:
+        result = await client.call_tool("keyword_search", {"query": "twenty five days", "corpus": "papers"})
+        links = [b for b in result.content if isinstance(b, ResourceLink) and b.mime_type == "image/png"]
+        assert str(links[0].uri) == page_uri("papers", DOC_ID, chunk=0)  # the best hit's page
+        assert highlighted(await picture(client, str(links[0].uri))).any()
+        with pytest.raises(MCPError, match="has no pages to show"):
+            await client.read_resource(page_uri("papers", "notes"))
+
+
+@pytest.mark.slow
+async def test_a_scanned_pictures_page_is_the_picture_itself_with_the_quote_highlighted(tmp_path: Path) -> None:
+    from PIL import ImageDraw, ImageFont
+
+    from tests.document_fixtures import CJK_FONT, scan
+
+    lines = ["Expense claims are due by the fifth", "Receipts are kept for seven years"]
+    corpus = tmp_path / "scans"
+    corpus.mkdir()
+    (corpus / "corpus.toml").write_text('name = "scans"\ndescription = "Scans."\n', encoding="utf-8")
+    page = scan(lines)
+    page.save(corpus / "receipts.png")
+    settings = Settings(data_dir=tmp_path / "data", corpora=[corpus], database="none")
+    ingest(settings)
+    tools = RetrievalTools.open(settings)
+    try:
+        async with Client(build_server(settings, tools)) as client:
+            png = await picture(client, page_uri("scans", "receipts", quote="Receipts are kept for seven years"))
+    finally:
+        tools.close()
+    drawn = np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+    assert drawn.shape[:2] == (page.height, page.width)  # the picture itself, not enlarged
+    x0, y0, x1, y1 = ImageDraw.Draw(page).textbbox((60, 130), lines[1], font=ImageFont.truetype(str(CJK_FONT), 30))
+    mask = highlighted(png)
+    assert mask[y0:y1, x0:x1].mean() > 0.5  # the quoted line, tinted (ink and paper alike)
+    assert not mask[: y0 - 30].any() and not mask[y1 + 30 :].any()  # the other line and the margins untouched
+    original = np.asarray(page).astype(int)
+    assert (drawn[~mask] == original[~mask]).mean() > 0.99  # elsewhere, the picture's own pixels
