@@ -126,6 +126,12 @@ def highlighted(marked: bytes, plain: bytes) -> tuple[float, float, float, float
         return box[0] / width, box[1] / height, box[2] / width, box[3] / height
 
 
+async def screenshot(page: Any, path: Path) -> None:
+    """A picture of the view as the host shows it, kept with the test's files (its path printed)."""
+    await page.locator("#view").screenshot(path=str(path))
+    print(f"\nscreenshot of the evidence view: {path}")
+
+
 COLOURS = "nodes => nodes.map(node => [getComputedStyle(node).color, getComputedStyle(node).backgroundColor])"
 
 
@@ -198,6 +204,11 @@ async def test_the_evidence_view_shows_verdicts_quotes_and_the_highlighted_page_
             for foreground, background in await view.locator(".status").evaluate_all(COLOURS):
                 assert contrast(foreground, background) >= 4.5  # WCAG AA for text
             await expect(view.locator("h2")).to_have_text("Answer check: needs work")
+            evidence_page = sentences.nth(0).locator("figure.page img")  # the supported sentence's evidence, pictured
+            await expect(evidence_page).to_have_attribute("src", re.compile(r"^data:image/png;base64,"))
+            assert await evidence_page.evaluate("image => image.decode().then(() => image.naturalWidth)") > 0
+            await expect(view.locator("figure.page")).to_have_count(1)
+            await screenshot(page, tmp_path / "evidence-view-check.png")
 
             # The view asks the host to read the evidence: get_document with the quote, through the real server.
             await sentences.nth(0).get_by_role("button", name="Show in document").focus()
@@ -218,9 +229,7 @@ async def test_the_evidence_view_shows_verdicts_quotes_and_the_highlighted_page_
             assert top < baseline < bottom + 0.01 and bottom - top < 0.05  # the quoted line, and only it
             assert abs(left - LEFT / PAGE_WIDTH) < 0.02 and abs(right - (LEFT + quote_width()) / PAGE_WIDTH) < 0.02
 
-            screenshot = tmp_path / "evidence-view.png"
-            await page.locator("#view").screenshot(path=str(screenshot))
-            print(f"\nscreenshot of the evidence view: {screenshot}")
+            await screenshot(page, tmp_path / "evidence-view-quote.png")
 
             # A neighbouring chunk, read through the host too; Back returns to the quote, then to the verdicts.
             await view.get_by_role("button", name="\u2190 Chunk 0").click()
