@@ -118,9 +118,11 @@ def as_json(result: Any) -> dict[str, Any]:
 
 
 def highlighted(marked: bytes, plain: bytes) -> tuple[float, float, float, float]:
-    """Left, top, right and bottom of what differs between two pictures of one page, as fractions of its size."""
+    """Left, top, right and bottom of what differs visibly between two pictures of one page, as fractions of its
+    size (their palettes may differ a shade: 256 colours each)."""
     with Image.open(io.BytesIO(marked)) as picture, Image.open(io.BytesIO(plain)) as bare:
-        box = ImageChops.difference(picture.convert("RGB"), bare.convert("RGB")).getbbox()
+        difference = ImageChops.difference(picture.convert("RGB"), bare.convert("RGB")).convert("L")
+        box = difference.point(lambda shade: 255 if shade > 16 else 0).getbbox()
         assert box is not None, "the picture shows no highlight"
         width, height = picture.size
         return box[0] / width, box[1] / height, box[2] / width, box[3] / height
@@ -223,6 +225,8 @@ async def test_the_evidence_view_shows_verdicts_quotes_and_the_highlighted_page_
             await expect(picture).to_have_attribute("src", re.compile(r"^data:image/png;base64,"))
             assert await picture.evaluate("image => image.decode().then(() => image.naturalWidth)") > 0
             shown = base64.b64decode((await picture.get_attribute("src") or "").split(",", 1)[1])
+            reads = [m["params"]["uri"] for m in await page.evaluate("fromView") if m.get("method") == "resources/read"]
+            assert reads and all(uri.startswith("page://vault/operations?") for uri in reads)  # through the host
             plain = await client.read_resource(page_uri("vault", "operations", page=2))
             left, top, right, bottom = highlighted(shown, base64.b64decode(plain.contents[0].blob))  # type: ignore[union-attr]
             baseline = 1 - QUOTE_Y / PAGE_HEIGHT
