@@ -216,6 +216,7 @@ async def test_the_evidence_view_shows_verdicts_quotes_and_the_highlighted_page_
             await sentences.nth(0).get_by_role("button", name="Show in document").focus()
             await page.keyboard.press("Enter")  # the view's controls are buttons, reached and used by keyboard
             await expect(view.locator("blockquote.quote mark")).to_have_text(QUOTE)
+            await expect(view.locator("h2")).to_be_focused()  # the keyboard goes on from the top of the document
             asked = [m for m in await page.evaluate("fromView") if m.get("method") == "tools/call"]
             assert asked[-1]["params"]["name"] == "get_document" and asked[-1]["params"]["arguments"]["quote"]
 
