@@ -203,8 +203,11 @@ async def test_the_evidence_view_shows_verdicts_quotes_and_the_highlighted_page_
             sentences = view.locator("li.sentence")
             await expect(sentences.locator(".status")).to_have_text(["\u2713 supported", "\u2717 unsupported", "! uncited"])
             await expect(sentences.nth(1)).to_contain_text("12")
-            for foreground, background in await view.locator(".status").evaluate_all(COLOURS):
-                assert contrast(foreground, background) >= 4.5  # WCAG AA for text
+            for theme in ("dark", "light"):  # the host's theme, as it tells the view
+                await page.evaluate("theme => setTheme(theme)", theme)
+                await expect(view.locator("html")).to_have_css("color-scheme", theme)
+                for foreground, background in await view.locator(".status").evaluate_all(COLOURS):
+                    assert contrast(foreground, background) >= 4.5  # WCAG AA for text
             await expect(view.locator("h2")).to_have_text("Answer check: needs work")
             evidence_page = sentences.nth(0).locator("figure.page img")  # the supported sentence's evidence, pictured
             await expect(evidence_page).to_have_attribute("src", re.compile(r"^data:image/png;base64,"))
