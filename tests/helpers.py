@@ -26,6 +26,14 @@ def write_doc(folder: Path, relpath: str, title: str, body: str, **front: str) -
     return path
 
 
+def corpus_folder(root: Path, name: str, description: str) -> Path:
+    """A new, empty corpus folder ``root/name`` whose corpus.toml names it and says what it holds."""
+    folder = root / name
+    folder.mkdir()
+    (folder / "corpus.toml").write_text(f"name = {name!r}\ndescription = {description!r}\n", encoding="utf-8")
+    return folder
+
+
 def make_settings(data_dir: Path, *corpora: Path) -> Settings:
     return Settings(data_dir=data_dir, corpora=list(corpora))
 

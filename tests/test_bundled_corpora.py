@@ -328,4 +328,5 @@ def test_wheel_carries_the_corpora_and_the_tokenizer(tmp_path: Path) -> None:
     assert "mcp_server/corpora/reports/2025-q2-quarterly-report.pdf" in names
     assert "mcp_server/embedding/assets/minilm-tokenizer.json" in names
     assert "mcp_server/embedding/assets/NOTICE" in names
+    assert "mcp_server/surface/evidence_view.html" in names  # the MCP Apps view, read with importlib.resources
     assert {"mcp_server/py.typed", "client_agent/py.typed"} <= names

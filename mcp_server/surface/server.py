@@ -1,4 +1,4 @@
-"""The MCP surface: six cited retrieval tools (five to retrieve, check_answer to check a draft), resources and a research prompt.
+"""The MCP surface: six cited retrieval tools (five to retrieve, check_answer to check a draft), resources, a research prompt and a view.
 
 The resources: the corpus list, the SQL schema, each document (``doc://``) and a picture of any page of a
 PDF or scanned picture with a cited span highlighted (``page://``, a PNG; the URIs are in
@@ -17,6 +17,11 @@ parameters, the corpus list and the instructions name only the granted corpora, 
 tool the grant leaves out (``sql_query`` without SQL, the searches without corpora) is
 not listed; calling it anyway gets a refusal saying why. The local user (stdio, or HTTP
 without tokens) has :data:`~mcp_server.grants.FULL_ACCESS`.
+
+The searches, get_document and check_answer name the evidence view (:mod:`mcp_server.surface.view`) in
+their ``_meta`` to clients that negotiated MCP Apps, so such hosts show their results in it; the
+server advertises the extension, and its ``ui://`` page is one more resource, the same for every grant that
+may read a corpus.
 
 Every tool is read-only, idempotent and closed-world. A call runs its blocking work on a
 worker thread, at most ``settings.max_concurrent_calls`` at once per process (SQL:
@@ -79,6 +84,7 @@ from mcp_server.surface.listing import DocumentListing
 from mcp_server.surface.answer_check import AnswerCheck
 from mcp_server.surface.rendering import fit_search, render_check, render_document, render_search, render_sql
 from mcp_server.surface.tools import NO_DATABASE, DocumentResult, SearchResult, ToolBackend
+from mcp_server.surface.view import VIEW_META, ViewForAppsHosts, evidence_view
 
 SERVER_NAME = "agentic-rag-mcp"
 CORPORA_URI = "ragmcp://corpora"
@@ -120,9 +126,11 @@ def build_server(
         version=__version__,
         instructions=text.instructions([c.name for c in corpora], database),
         middleware=[
-            *middleware, _Refusals(refusals), _GrantedSubscriptions(tools, scope), arguments, DocumentListing(tools, scope)
+            *middleware, _Refusals(refusals), _GrantedSubscriptions(tools, scope), arguments,
+            DocumentListing(tools, scope), ViewForAppsHosts(),
         ],
         subscriptions=subscriptions,
+        extensions=[evidence_view()] if scope is None or scope else [],  # a SQL-only grant has no evidence to show
     )
     surface = _Surface(server, tools, calls or CallRunner(settings), corpora, scope, numbers, arguments)
     _add_corpus_tools(surface)
@@ -304,9 +312,15 @@ class _Surface:
         """Whose calls these are, for sharing the call slots fairly: one grant's corpora (None: everything)."""
         return frozenset(self.scope) if self.scope is not None else None
 
-    def add_tool(self, function: Callable[..., Any], name: str, title: str, description: str) -> None:
-        """Publish ``function`` as the read-only tool ``name``, its arguments checked before each call."""
-        self.server.add_tool(function, name=name, title=title, description=description, annotations=_annotations(title))
+    def add_tool(
+        self, function: Callable[..., Any], name: str, title: str, description: str, *, viewed: bool = True
+    ) -> None:
+        """Publish ``function`` as the read-only tool ``name``, its arguments checked before each call; a ``viewed``
+        tool's results are shown in the evidence view by hosts that render MCP Apps."""
+        self.server.add_tool(
+            function, name=name, title=title, description=description, annotations=_annotations(title),
+            meta=VIEW_META if viewed else None,
+        )  # fmt: skip
         self.arguments.add(name, function)
 
 
@@ -431,7 +445,7 @@ def _add_sql_tool(surface: _Surface) -> None:
         database=database.name, tables=for_display(database.tables_text(), lines=True), schema_uri=SCHEMA_URI,
         cell_chars=database.max_value_chars, **numbers,
     )  # fmt: skip
-    surface.add_tool(sql_query, "sql_query", "Read-only SQL", description)
+    surface.add_tool(sql_query, "sql_query", "Read-only SQL", description, viewed=False)
 
 
 def _add_resources(surface: _Surface, sql: bool) -> None:

@@ -26,6 +26,7 @@ from mcp_server.surface.server import (
 from mcp_server.surface import listing
 from mcp_server.surface.links import PAGE_URI
 from mcp_server.surface.tools import RetrievalTools
+from mcp_server.surface.view import VIEW_URI
 from tests.mcp_server.surface.mcp_contract import (
     call_checked,
     exercise_every_tool,
@@ -311,10 +312,10 @@ async def test_hostile_sql_through_mcp_is_refused_or_bounded(
 async def test_resources_list_corpora_schema_and_documents(client: Client, acme: Retriever) -> None:
     listed = (await client.list_resources()).resources
     documents = acme.document_page(None, None, 1000)
-    uris = [CORPORA_URI, SCHEMA_URI, *(f"doc://acme/{quote(d, safe='/')}" for _, d, _ in documents)]
+    uris = [VIEW_URI, CORPORA_URI, SCHEMA_URI, *(f"doc://acme/{quote(d, safe='/')}" for _, d, _ in documents)]
     assert [str(r.uri) for r in listed] == uris
     assert len(documents) == 6 and "doc://acme/policies/travel" in {str(r.uri) for r in listed}
-    for resource in listed[2:]:
+    for resource in listed[3:]:
         assert resource.name.startswith("acme:") and resource.title and resource.mime_type == "text/plain"
         assert f"[{resource.name}#0]" in _resource_text(await client.read_resource(str(resource.uri)))
     templates = (await client.list_resource_templates()).resource_templates
@@ -332,11 +333,12 @@ async def test_resources_list_corpora_schema_and_documents(client: Client, acme:
 async def test_documents_are_listed_a_page_at_a_time(client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(listing, "PAGE_SIZE", 4)
     first = await client.list_resources()
-    assert [str(r.uri) for r in first.resources][:2] == [CORPORA_URI, SCHEMA_URI] and len(first.resources) == 6
+    fixed = [VIEW_URI, CORPORA_URI, SCHEMA_URI]
+    assert [str(r.uri) for r in first.resources][:3] == fixed and len(first.resources) == 7
     assert first.next_cursor is not None
     second = await client.list_resources(cursor=first.next_cursor)
     assert len(second.resources) == 2 and second.next_cursor is None
-    uris = [str(r.uri) for r in first.resources[2:] + second.resources]
+    uris = [str(r.uri) for r in first.resources[3:] + second.resources]
     assert len(set(uris)) == 6 and uris == sorted(uris)
     with pytest.raises(MCPError, match="Invalid cursor"):
         await client.list_resources(cursor="not-a-cursor")

@@ -26,6 +26,7 @@ from mcp_server.cli import main
 from mcp_server.grants import Grant
 from mcp_server.settings import Settings
 from mcp_server.surface.server import CORPORA_URI
+from mcp_server.surface.view import VIEW_URI
 from mcp_server.team.tokens import ClientLimits, add_client, hash_token
 from tests.mcp_server.surface.mcp_contract import text_of
 from tests.mcp_server.team.test_http import MCP_HEADERS, HttpServer
@@ -151,7 +152,7 @@ async def test_team_a_neither_sees_nor_reads_team_b(team_server: TeamServer) -> 
         assert "teamb" not in listing and "launch plans" not in listing and "SQL database" not in listing
 
         resources = [str(r.uri) for r in (await client.list_resources()).resources]
-        assert resources == [CORPORA_URI, "doc://teama/badges", "doc://teama/lunch"]  # its documents, no others
+        assert resources == [VIEW_URI, CORPORA_URI, "doc://teama/badges", "doc://teama/lunch"]  # its documents, no others
         (corpora,) = (await client.read_resource(CORPORA_URI)).contents
         assert isinstance(corpora, TextResourceContents)
         assert [c["name"] for c in json.loads(corpora.text)] == ["teama"]

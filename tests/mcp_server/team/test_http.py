@@ -23,9 +23,11 @@ from mcp_server.grants import Grant
 from mcp_server.settings import Settings
 from mcp_server.team import http_app
 from mcp_server.team.http_app import GRACEFUL_SHUTDOWN_S, transport_security
+from mcp_server.surface.view import VIEW_URI
 from mcp_server.team.tokens import ClientLimits, add_client
 from tests.helpers import subprocess_env
 from tests.mcp_server.surface.mcp_contract import CALLS, exercise_every_tool, text_of
+from tests.mcp_server.surface.test_view import apps_host
 
 INITIALIZE = {
     "jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -86,6 +88,16 @@ async def test_sdk_client_over_http(server: HttpServer) -> None:
         await exercise_every_tool(client)
         refused = await client.call_tool("keyword_search", {"query": "x", "top_k": 10_000})
         assert refused.is_error and "top_k must be between 1 and 50" in text_of(refused)
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_an_apps_host_over_http_is_shown_the_evidence_view_and_can_read_it(server: HttpServer) -> None:
+    async with Client(f"{server.url}/mcp", extensions=[apps_host()]) as client:  # stateless: told on every request
+        named = {tool.name for tool in (await client.list_tools()).tools if (tool.meta or {}).get("ui")}
+        (page,) = (await client.read_resource(VIEW_URI)).contents
+    assert named == {"hybrid_search", "vector_search", "keyword_search", "get_document", "check_answer"}
+    assert page.mime_type == "text/html;profile=mcp-app"
 
 
 @pytest.mark.slow
