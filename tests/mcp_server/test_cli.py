@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from click.testing import CliRunner
 
 from mcp_server.cli import main
 from mcp_server.settings import Settings
+from tests.document_fixtures import write_docx, write_pptx
 from tests.helpers import DEMO_DATABASE_SOURCES, demo_row_counts
 
 
@@ -267,3 +269,22 @@ def test_after_ingesting_a_folder_the_cli_reads_it_without_a_setting(tmp_path: P
     status = _ragmcp(tmp_path, "status").stdout
     assert "served: 0 documents, 0 chunks in 0 corpora (RAGMCP_CORPORA unset: the bundled demo corpora)" in status
     assert f"indexed but not served: mydocs (1 documents) — serve with RAGMCP_CORPORA={folder};" in status
+
+
+def test_since_this_year_finds_office_files_saved_today_with_2013_template_dates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "office"
+    write_docx(folder / "report.docx", "Ferry report", [("", "The ferry timetable changes in June.")])
+    write_pptx(folder / "deck.pptx", [("Ferry timetable", "The ferry timetable changes in June", "")])
+    monkeypatch.setenv("RAGMCP_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("RAGMCP_CORPORA", str(folder))
+    this_year = f"{date.today().year}-01-01"
+
+    result = CliRunner().invoke(main, ["search", "ferry timetable", "--since", this_year, "--mode", "keyword", "--json"])
+
+    assert result.exit_code == 0, result.stderr
+    hits = json.loads(result.stdout)
+    assert {hit["citation"]["doc_id"]: hit["citation"]["updated"] for hit in hits} == {
+        "report": date.today().isoformat(), "deck": date.today().isoformat(),
+    }  # fmt: skip
