@@ -19,6 +19,9 @@ file does - ``RecursionError``, ``MemoryError``, a library's bug - the result is
 records it as skipped and goes on. A healthy child is kept (one per process) for the next
 ingestion, so a watching server does not start a process per change: a small file costs a
 quarter of a millisecond to send and read back, a new child about a quarter of a second.
+
+The same process draws a page of a file at query time (:meth:`DocumentReader.draw`, a picture of a
+cited page): a hostile PDF costs the server no more there than at ingestion.
 """
 
 from __future__ import annotations
@@ -39,10 +42,14 @@ from typing import Any
 from mcp_server.documents.chunking import ChunkingOptions
 from mcp_server.documents.extract import Extracted, extract
 from mcp_server.documents.limits import FileInput
+from mcp_server.documents.page_drawing import PageDrawing, draw_page
 from mcp_server.errors import IngestError
 
 _START_TIMEOUT_S = 120.0  # to spawn and import the readers, on a machine busy with other work
 _MESSAGE_CHARS = 300  # of a library's error message, in a skip line
+
+Job = ChunkingOptions | PageDrawing
+"""What the reading process is asked to do with a file: extract its text (chunked so), or draw one of its pages."""
 
 PageProgress = Callable[[FileInput, int, int], None]
 """Told ``(file, page, pages)`` as the reading process reaches each page of a paged document."""
@@ -67,12 +74,24 @@ class DocumentReader:
 
         :raises IngestError: the file is refused (by its loader or a limit) or its reading failed.
         """
+        extracted: Extracted = self._run(file, options)
+        return extracted
+
+    def draw(self, file: FileInput, drawing: PageDrawing) -> bytes:
+        """The PNG of one page of the file, highlighted (:func:`~mcp_server.documents.page_drawing.draw_page`).
+
+        :raises IngestError: the file or page cannot be drawn, or drawing it broke a limit.
+        """
+        png: bytes = self._run(file, drawing)
+        return png
+
+    def _run(self, file: FileInput, job: Job) -> Any:
         memory_mb = file.limits.memory_mb
         if self._child is None or not self._child.alive(memory_mb):
             self._stop()
             self._child = _spare.take(memory_mb) or _Child(memory_mb)
         try:
-            return self._child.read(file, options, self._on_page)
+            return self._child.run(file, job, self._on_page)
         except _ChildLost as lost:
             self._stop()
             raise IngestError(f"{file.path} {lost}") from None
@@ -118,10 +137,13 @@ class _Spare:
 _spare = _Spare()
 
 
-def _extract_guarded(file: FileInput, options: ChunkingOptions, read_page: Callable[[int, int], None] | None) -> Extracted:
-    """:func:`extract`, with any failure but a refusal turned into one (the file's bug, not ours to die of)."""
+def _run_guarded(file: FileInput, job: Job, read_page: Callable[[int, int], None] | None) -> object:
+    """The job (:func:`extract` or :func:`draw_page`), with any failure but a refusal turned into one
+    (the file's bug, not ours to die of)."""
     try:
-        return extract(file, options, read_page)
+        if isinstance(job, PageDrawing):
+            return draw_page(file, job, read_page)
+        return extract(file, job, read_page)
     except IngestError:
         raise
     except RecursionError as error:
@@ -165,10 +187,10 @@ class _Child:
     def alive(self, memory_mb: int) -> bool:
         return self._process.is_alive() and memory_mb == self.memory_mb
 
-    def read(self, file: FileInput, options: ChunkingOptions, on_page: PageProgress | None) -> Extracted:
+    def run(self, file: FileInput, job: Job, on_page: PageProgress | None) -> Any:
         self._wait_until_started()
         try:
-            self._pipe.send((file, options))
+            self._pipe.send((file, job))
         except (OSError, EOFError) as error:
             raise _ChildLost(f"could not be read: the reading process ended ({error}).") from error
         started = time.monotonic()
@@ -202,8 +224,7 @@ class _Child:
                 if on_page is not None:
                     on_page(file, message[1], message[2])
             elif kind == "done":
-                result: Extracted = message[1]
-                return result
+                return message[1]
             else:
                 raise IngestError(message[1])
 
@@ -236,15 +257,15 @@ def _serve(pipe: Connection, memory_mb: int) -> None:
     pipe.send(("started",))
     while True:
         try:
-            file, options = pipe.recv()
+            file, job = pipe.recv()
         except (EOFError, OSError):
             return
         try:
-            extracted = _extract_guarded(file, options, lambda page, pages: pipe.send(("page", page, pages)))
+            result = _run_guarded(file, job, lambda page, pages: pipe.send(("page", page, pages)))
         except IngestError as error:
             pipe.send(("refused", str(error)))
             continue
-        pipe.send(("done", extracted))
+        pipe.send(("done", result))
 
 
 def _quiet() -> None:

@@ -16,12 +16,12 @@ import binascii
 import json
 from collections.abc import Collection
 from typing import Any
-from urllib.parse import quote
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp.types import ListResourcesResult, Resource
 
+from mcp_server.surface.links import document_uri
 from mcp_server.surface.tools import ToolBackend
 
 PAGE_SIZE = 100
@@ -55,7 +55,7 @@ class DocumentListing:
 
 def _resource(corpus: str, doc_id: str, title: str) -> Resource:
     return Resource(
-        uri=f"doc://{corpus}/{quote(doc_id, safe='/')}", name=f"{corpus}:{doc_id}", title=title,
+        uri=document_uri(corpus, doc_id), name=f"{corpus}:{doc_id}", title=title,
         mime_type="text/plain", description=f"Document {doc_id!r} of the {corpus} corpus, with its citation ids.",
     )  # fmt: skip
 

@@ -65,6 +65,7 @@ from mcp_server.surface import descriptions as text
 from mcp_server.surface.arguments import ArgumentCheck
 from mcp_server.surface.call_notes import note_error
 from mcp_server.surface.fair_slots import FairSlots
+from mcp_server.surface.links import DOCUMENT_URI
 from mcp_server.surface.listing import DocumentListing
 from mcp_server.surface.answer_check import AnswerCheck
 from mcp_server.surface.rendering import fit_search, render_check, render_document, render_search, render_sql
@@ -73,7 +74,6 @@ from mcp_server.surface.tools import NO_DATABASE, DocumentResult, SearchResult, 
 SERVER_NAME = "agentic-rag-mcp"
 CORPORA_URI = "ragmcp://corpora"
 SCHEMA_URI = "ragmcp://sql/schema"
-DOCUMENT_URI = "doc://{corpus}/{+doc_id}"
 SEARCH_MODES: tuple[RetrieverName, ...] = ("hybrid", "vector", "keyword")
 MAX_ERROR_CHARS = 1_000
 

@@ -20,7 +20,7 @@ def test_a_parsers_message_loses_its_object_addresses_and_keeps_its_offsets(
 
     monkeypatch.setattr(reader_process, "extract", broken_parser)
     with pytest.raises(IngestError) as refused:
-        reader_process._extract_guarded(FileInput(b"", tmp_path / "report.md"), ChunkingOptions(), None)
+        reader_process._run_guarded(FileInput(b"", tmp_path / "report.md"), ChunkingOptions(), None)
     assert str(refused.value) == (
         f"{tmp_path / 'report.md'} could not be read (ValueError: cannot use <object object> for <Element body>; "
         "bad xref at 0x0001a2f0)."
