@@ -45,6 +45,10 @@ class IngestError(RetrievalError):
     """A corpus or document cannot be ingested as given."""
 
 
+class SourceChangedError(RetrievalError):
+    """The file a document was indexed from has changed or gone since: what the index says of it no longer fits it."""
+
+
 class BackendUnavailableError(RetrievalError):
     """A store the index needs (the Chroma server) cannot be reached or lacks the index's data."""
 

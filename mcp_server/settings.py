@@ -285,6 +285,15 @@ class Settings(BaseSettings):
         description="The most pages of one document that OCR reads or tries (a blank page counts); later ones are left "
         "out. About 3 s a page: 150 pages fit in RAGMCP_READ_TIMEOUT_S's 600 s.",
     )
+    page_image_max_side: int = Field(
+        default=1600, ge=64, le=10_000,
+        description="The longest side, in pixels, of a picture of a cited page (page:// resources, ragmcp doc --png); "
+        "a page is drawn at the scale that fits it (a picture is only ever scaled down).",
+    )  # fmt: skip
+    page_image_max_bytes: int = Field(
+        default=2_000_000, ge=10_000, le=50_000_000,
+        description="The largest PNG of a cited page, in bytes; a larger one is drawn again, smaller, until it fits.",
+    )  # fmt: skip
     watch_debounce_s: float = Field(
         default=1.0, gt=0, le=60,
         description="Watch mode: how long a folder must be quiet after a change before it is re-indexed.",

@@ -204,7 +204,8 @@ def _pipeline_tag(config: CorpusConfig) -> str:
     return f"|pipeline={PIPELINE_VERSION}|chunking={config.chunking!r}"
 
 
-def _fingerprint(data: bytes, config: CorpusConfig) -> str:
+def file_fingerprint(data: bytes, config: CorpusConfig) -> str:
+    """What the index records of a file's bytes read under ``config``: a different one means it is read anew."""
     digest = hashlib.sha256(data)
     digest.update(_pipeline_tag(config).encode())
     return digest.hexdigest()
@@ -538,7 +539,7 @@ def _plan(
             fingerprint = recorded[1]
         else:
             try:
-                fingerprint = _fingerprint(read_inside(source.path, root, limits.max_file_bytes), config)
+                fingerprint = file_fingerprint(read_inside(source.path, root, limits.max_file_bytes), config)
             except IngestError as error:
                 report.skipped.append(SkippedFile(source.relpath, _reason(error, source)))
                 continue
@@ -689,7 +690,7 @@ def _load_into_docstore(
     fingerprint = ""
     try:
         data = read_inside(source.path, config.root.resolve(), limits.max_file_bytes)
-        fingerprint = _fingerprint(data, config)
+        fingerprint = file_fingerprint(data, config)
         extracted = reader.read(FileInput(data, source.path, limits, source.mtime_ns), config.chunking)
     except IngestError as error:
         reason = _reason(error, source)

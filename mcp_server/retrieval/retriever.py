@@ -472,6 +472,15 @@ class Retriever:
         """(corpus, doc_id, title) of the next ``limit`` documents within ``scope`` after ``after``, in order."""
         return self._docstore.document_page(sorted(self._readable(scope)), after, limit)
 
+    def indexed_file(self, corpus: str, doc_id: str) -> tuple[Path, str, str] | None:
+        """The folder of a served corpus, a document's path inside it and the fingerprint of the bytes it was
+        indexed from; None when there is no such document."""
+        served = self._corpora.get(corpus)
+        document = self._docstore.document(corpus, doc_id) if served is not None else None
+        if served is None or document is None:
+            return None
+        return Path(served.root), document.source, document.fingerprint
+
     def _resolve_reference(
         self, ref: str, corpus: str | None, readable: dict[str, StoredCorpus]
     ) -> tuple[str, str, int | None]:

@@ -48,14 +48,15 @@ from mcp.server.context import (
 )
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.resources import ResourceSecurity
 from mcp.server.subscriptions import SubscriptionBus
 from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, CallToolResult, TextContent, ToolAnnotations
+from mcp.types import INVALID_PARAMS, CallToolResult, ResourceLink, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from mcp_server import __version__
 from mcp_server.display_text import for_display, json_for_display
-from mcp_server.errors import CallTimeoutError, RetrievalError
+from mcp_server.errors import CallTimeoutError, InvalidQueryError, RetrievalError
 from mcp_server.grants import FULL_ACCESS, Grant
 from mcp_server.grounding.deadline import DeadlineExceeded, running_until
 from mcp_server.models import CorpusInfo, SearchFilters, SqlResult
@@ -65,7 +66,8 @@ from mcp_server.surface import descriptions as text
 from mcp_server.surface.arguments import ArgumentCheck
 from mcp_server.surface.call_notes import note_error
 from mcp_server.surface.fair_slots import FairSlots
-from mcp_server.surface.links import DOCUMENT_URI
+from mcp_server.surface.links import DOCUMENT_URI, PAGE_MIME_TYPE, PAGE_URI
+from mcp_server.surface.resource_links import document_links, search_links
 from mcp_server.surface.listing import DocumentListing
 from mcp_server.surface.answer_check import AnswerCheck
 from mcp_server.surface.rendering import fit_search, render_check, render_document, render_search, render_sql
@@ -78,6 +80,7 @@ SEARCH_MODES: tuple[RetrieverName, ...] = ("hybrid", "vector", "keyword")
 MAX_ERROR_CHARS = 1_000
 
 R = TypeVar("R", bound=BaseModel)
+T = TypeVar("T")
 
 
 def build_server(
@@ -229,7 +232,7 @@ class CallRunner:
         self._slots = {"tools": FairSlots(settings.max_concurrent_calls), "sql": FairSlots(settings.sql_max_concurrent)}
         self._timeout_s = settings.call_timeout_s
 
-    async def run(self, work: Callable[[], R], slots: Slots = "tools", tenant: Hashable = None) -> R:
+    async def run(self, work: Callable[[], T], slots: Slots = "tools", tenant: Hashable = None) -> T:
         """``work()`` on a worker thread, once one of ``slots`` is free for ``tenant`` (the grant's corpora: see
         :mod:`mcp_server.surface.fair_slots`); CallTimeoutError past the time limit."""
         deadline = time.monotonic() + self._timeout_s
@@ -242,8 +245,8 @@ class CallRunner:
         raise _call_timeout(self._timeout_s) from None
 
     def _in_slot(
-        self, work: Callable[[], R], slots: FairSlots, tenant: Hashable, deadline: float, gave_up: threading.Event
-    ) -> R:
+        self, work: Callable[[], T], slots: FairSlots, tenant: Hashable, deadline: float, gave_up: threading.Event
+    ) -> T:
         """On the worker thread: wait for a slot until ``deadline``, run ``work`` in it, free it when it ends."""
         if not slots.acquire(tenant, max(0.0, deadline - time.monotonic())):
             raise _call_timeout(self._timeout_s)
@@ -258,9 +261,11 @@ class CallRunner:
             slots.release(tenant)
 
     async def result(
-        self, work: Callable[[], R], render: Callable[[R], str], slots: Slots = "tools", tenant: Hashable = None
+        self, work: Callable[[], R], render: Callable[[R], str], slots: Slots = "tools", tenant: Hashable = None,
+        links: Callable[[R], list[ResourceLink]] | None = None,
     ) -> CallToolResult:
-        """The tool result: ``work()``'s model as structured content and its text rendering.
+        """The tool result: ``work()``'s model as structured content and its text rendering, followed by
+        the resource links ``links`` names in it (its documents, pictures of its cited pages).
 
         A library error becomes a tool error carrying its message, which says what to do instead.
         """
@@ -270,7 +275,7 @@ class CallRunner:
             note_error(type(e).__name__)
             raise ToolError(_message(e)) from e
         return CallToolResult(
-            content=[TextContent(type="text", text=render(value))],
+            content=[TextContent(type="text", text=render(value)), *(links(value) if links is not None else [])],
             structured_content=value.model_dump(mode="json"),
         )
 
@@ -360,7 +365,7 @@ def _add_search_tool(surface: _Surface, mode: RetrieverName) -> None:
             )
             return fit_search(found, numbers["max_chars"])
 
-        return await calls.result(work, render_search, tenant=surface.tenant)
+        return await calls.result(work, render_search, tenant=surface.tenant, links=search_links)
 
     surface.add_tool(
         search, f"{mode}_search", text.SEARCH_TITLES[mode], text.SEARCH_DESCRIPTIONS[mode].format(**numbers)
@@ -381,7 +386,7 @@ def _add_document_tool(surface: _Surface) -> None:
         work = partial(
             tools.get_document, doc_id, corpus=corpus, chunk=chunk, window=window, scope=scope, quote=quote
         )
-        return await calls.result(work, render_document, tenant=surface.tenant)
+        return await calls.result(work, render_document, tenant=surface.tenant, links=document_links)
 
     surface.add_tool(get_document, "get_document", "Read a document", text.GET_DOCUMENT.format(**surface.numbers))
 
@@ -461,6 +466,36 @@ def _add_resources(surface: _Surface, sql: bool) -> None:
                 note_error(type(e).__name__)
                 raise ResourceNotFoundError(_message(e)) from e
             return render_document(document)
+
+        @server.resource(
+            PAGE_URI, name="page", title="Page picture", mime_type=PAGE_MIME_TYPE,
+            description="A picture (PNG) of a page of a PDF or scanned picture with the cited span highlighted: "
+            "?chunk=N highlights chunk N (on its page), ?quote=... a passage get_document's quote finds, ?page=P shows "
+            "page P instead. Tool results link it for each hit and quote that has a page.",
+            security=ResourceSecurity(exempt_params={"quote"}),  # a quote is words, not a path: '..' and '/' are fine
+        )  # fmt: skip
+        async def page_resource(
+            corpus: str, doc_id: str, chunk: str | None = None, quote: str | None = None, page: str | None = None
+        ) -> bytes:
+            try:
+                work = partial(
+                    tools.page_picture, doc_id, corpus=corpus, chunk=_whole_number("chunk", chunk), quote=quote,
+                    page=_whole_number("page", page), scope=scope,
+                )  # fmt: skip
+                picture = await calls.run(work, tenant=surface.tenant)
+            except RetrievalError as e:
+                note_error(type(e).__name__)
+                raise ResourceNotFoundError(_message(e)) from e
+            return picture.png
+
+
+def _whole_number(name: str, value: str | None) -> int | None:
+    """A page:// query value as a number (None when absent); refused naming the parameter when it is not one."""
+    if value is None:
+        return None
+    if not value.strip().isdigit():
+        raise InvalidQueryError(f"{name} must be a whole number (from {0 if name == 'chunk' else 1}), got {value!r}")
+    return int(value)
 
 
 def _add_prompt(server: MCPServer, *, searchable: bool, sql: bool) -> None:

@@ -53,6 +53,7 @@ from mcp_server.indexing.configured import configured_corpora
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.models import CorpusInfo, SearchFilters, SqlResult
 from mcp_server.models import Retriever as RetrieverName
+from mcp_server.retrieval.page_pictures import PagePicture
 from mcp_server.retrieval.retriever import Retriever
 from mcp_server.settings import Settings
 from mcp_server.sql.demo import open_database
@@ -154,6 +155,13 @@ class LiveTools:
     ) -> DocumentResult:
         with self._use(corpus) as tools:
             return tools.get_document(ref, corpus=corpus, chunk=chunk, window=window, scope=scope, quote=quote)
+
+    def page_picture(
+        self, ref: str, *, corpus: str | None, chunk: int | None, quote: str | None, page: int | None,
+        scope: Collection[str] | None = None,
+    ) -> PagePicture:
+        with self._use(corpus) as tools:
+            return tools.page_picture(ref, corpus=corpus, chunk=chunk, quote=quote, page=page, scope=scope)
 
     def sql_query(self, sql: str, params: Params, max_rows: int | None) -> SqlResult:
         return query_database(self._database, sql, params, max_rows)

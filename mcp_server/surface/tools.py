@@ -23,6 +23,7 @@ from pydantic import Field
 from mcp_server.errors import NotFoundError
 from mcp_server.models import CorpusInfo, DocumentView, Hit, PublishedModel, SearchFilters, SqlResult
 from mcp_server.models import Retriever as RetrieverName
+from mcp_server.retrieval.page_pictures import PagePicture, page_picture
 from mcp_server.retrieval.retriever import Retriever
 from mcp_server.surface.answer_check import AnswerCheck, check_cited_answer
 from mcp_server.settings import Settings
@@ -77,6 +78,11 @@ class ToolBackend(Protocol):
         self, ref: str, *, corpus: str | None, chunk: int | None, window: int, scope: Collection[str] | None = None,
         quote: str | None = None,
     ) -> DocumentResult: ...
+
+    def page_picture(
+        self, ref: str, *, corpus: str | None, chunk: int | None, quote: str | None, page: int | None,
+        scope: Collection[str] | None = None,
+    ) -> PagePicture: ...
 
     def sql_query(self, sql: str, params: Params, max_rows: int | None) -> SqlResult: ...
 
@@ -137,6 +143,12 @@ class RetrievalTools:
     ) -> DocumentResult:
         view = self.retriever.get_document(ref, corpus=corpus, chunk=chunk, window=window, scope=scope, quote=quote)
         return _bounded_document(view, self.settings.max_result_chars)
+
+    def page_picture(
+        self, ref: str, *, corpus: str | None, chunk: int | None, quote: str | None, page: int | None,
+        scope: Collection[str] | None = None,
+    ) -> PagePicture:
+        return page_picture(self.retriever, ref, corpus=corpus, chunk=chunk, quote=quote, page=page, scope=scope)
 
     def sql_query(self, sql: str, params: Params, max_rows: int | None) -> SqlResult:
         return query_database(self.database, sql, params, max_rows)
