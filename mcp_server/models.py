@@ -47,7 +47,7 @@ def describe_location(
     return ", ".join(parts)
 
 
-_ONE_TYPE_KEYWORDS = {"format", "minimum", "maximum", "minLength", "maxLength"}
+_ONE_TYPE_KEYWORDS = {"format", "minimum", "maximum", "minLength", "maxLength", "items"}
 """Keywords that constrain only values of their own type: beside "null" in a type list they mean what they did."""
 
 
@@ -99,6 +99,25 @@ class PublishedModel(BaseModel):
     model_config = ConfigDict(json_schema_extra=_compact_schema)
 
 
+def _bare_schema(schema: dict[str, Any]) -> None:
+    """A small model's schema :func:`_compact_schema`, without its title: it is named where it is used."""
+    _compact_schema(schema)
+    schema.pop("title", None)
+
+
+class Box(BaseModel):
+    """Where one line of a cited span is on its page: points from the page's top-left corner, y downward
+    (pixels of the picture for image files), rounded to 0.1."""
+
+    model_config = ConfigDict(json_schema_extra=_bare_schema)
+
+    page: int | str
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+
+
 class Citation(PublishedModel):
     """Where a piece of evidence came from, precisely enough to quote and check it."""
 
@@ -119,9 +138,12 @@ class Citation(PublishedModel):
     page_end: int | str | None = None
     page_kind: PageKind | None = None
     line_start: int | None = Field(
-        default=None, description="Lines of the source file (rows of a sheet) from 1, line_end included."
+        default=None, description="Lines from 1 of the source file, or of the page as shown (rows of a sheet); line_end included."
     )
     line_end: int | None = None
+    boxes: list[Box] | None = Field(
+        default=None, description="One per line: top-left x0,y0, bottom-right x1,y1 on the page (points; pixels in a picture)."
+    )
 
     def location(self) -> str:
         """'p. 12', 'slide 4', 'sheet Budget, rows 2–9', 'lines 10–24', or '' (see :func:`describe_location`)."""
@@ -198,9 +220,10 @@ class QuoteLocation(PublishedModel):
     line_start: int = Field(description="Its first and last line (from 1), as `lines` counts them.")
     line_end: int
     lines: QuoteLines = Field(
-        description="'file': lines of the source file (rows of a sheet); 'page': lines of the page's text (PDF, "
-        "slides); 'text': lines of the document text."
+        description="'file': lines of the source file (rows of a sheet); 'page': lines the page shows (PDF, picture, "
+        "slide); 'text': lines of the document text."
     )
+    boxes: list[Box] | None = None
 
     def location(self) -> str:
         """'p. 2, lines 3–4', 'lines 10–12' (see :func:`describe_location`)."""

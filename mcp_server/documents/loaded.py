@@ -4,7 +4,8 @@ A document's ``text`` is what chunk offsets refer to. Loaders that turn a struct
 into text (Word, PowerPoint, spreadsheets, HTML) write Markdown-like ``#`` heading lines,
 which the chunker reads as sections; loaders of text formats whose headings are written
 otherwise (reStructuredText, AsciiDoc, source code) hand the chunker their ``headings``.
-``pages`` and ``lines`` locate any span in the source (:mod:`mcp_server.documents.locations`).
+``pages`` and ``lines`` locate any span in the source (:mod:`mcp_server.documents.locations`),
+``geometry`` places it on its page (:mod:`mcp_server.documents.geometry`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Literal
 
 from mcp_server.documents.chunking import Heading, find_headings
 from mcp_server.documents.limits import MAX_METADATA_CHARS, FileInput
+from mcp_server.documents.geometry import PageGeometry
 from mcp_server.documents.locations import LineMark, PageMark
 from mcp_server.documents.sniff import decode_text
 from mcp_server.errors import IngestError
@@ -49,6 +51,8 @@ class LoadedDocument:
     page_kind: PageKind | None = None
     lines: tuple[LineMark, ...] = ()
     layout: Layout = "prose"
+    geometry: tuple[PageGeometry, ...] = ()
+    """Where the text is on its pages, for sources with a visible page (:mod:`mcp_server.documents.geometry`)."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,7 @@ class Structure:
     lines: Sequence[LineMark] = ()
     layout: Layout = "prose"
     fields: Mapping[str, object] = field(default_factory=dict)
+    geometry: Sequence[PageGeometry] = ()
     titled_by_heading: bool = True
     """Without a title field, the first level-1 heading is the title (not so for code or data)."""
 
@@ -108,6 +113,7 @@ def make_document(path: Path, text: str, structure: Structure | None = None) -> 
         page_kind=structure.page_kind,
         lines=tuple(structure.lines),
         layout=structure.layout,
+        geometry=tuple(structure.geometry),
     )
 
 

@@ -25,12 +25,14 @@ import io
 import logging
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from mcp_server.documents.limits import FileInput
 from mcp_server.documents.loaded import LoadedDocument, Structure, make_document
-from mcp_server.documents.locations import PageMark
+from mcp_server.documents.geometry import PageGeometry, Segment, page_geometry
+from mcp_server.documents.locations import LineMark, PageMark
 from mcp_server.errors import IngestError
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".tif", ".tiff", ".bmp", ".webp"})
@@ -44,7 +46,19 @@ PageReader = Callable[[int, int], None]
 """Told ``(page, pages)`` as each page of a document is read: progress, and a per-page time cap."""
 
 
-def ocr_page_image(image: Any, file: FileInput) -> list[str]:
+@dataclass(frozen=True)
+class OcrLine:
+    """A line OCR read: its text, its number among the picture's lines (from 1), its top and bottom, and
+    the text boxes detected on it, left to right (pixels); a blank line (number 0) is a paragraph break."""
+
+    text: str
+    number: int = 0
+    top: float = 0.0
+    bottom: float = 0.0
+    segments: tuple[Segment, ...] = ()
+
+
+def ocr_page_image(image: Any, file: FileInput) -> list[OcrLine]:
     """The text lines (blank lines between paragraphs) OCR reads in a PIL ``image``."""
     import numpy as np
 
@@ -55,16 +69,16 @@ def ocr_page_image(image: Any, file: FileInput) -> list[str]:
     if result.boxes is None or result.txts is None:
         return []
     boxes = [
-        (min(p[1] for p in box), max(p[1] for p in box), min(p[0] for p in box), text)
+        (min(p[1] for p in box), max(p[1] for p in box), min(p[0] for p in box), text.strip(), max(p[0] for p in box))
         for box, text, score in zip(result.boxes, result.txts, result.scores, strict=True)
         if score >= MIN_SCORE and text.strip()
     ]
     return _lines(boxes)
 
 
-def _lines(boxes: list[tuple[float, float, float, str]]) -> list[str]:
-    """Boxes ``(top, bottom, left, text)`` as reading-order lines, a blank line between paragraphs."""
-    rows: list[list[tuple[float, float, float, str]]] = []
+def _lines(boxes: list[tuple[float, float, float, str, float]]) -> list[OcrLine]:
+    """Boxes ``(top, bottom, left, text, right)`` as reading-order lines, a blank line between paragraphs."""
+    rows: list[list[tuple[float, float, float, str, float]]] = []
     for box in sorted(boxes):
         middle = (box[0] + box[1]) / 2
         if rows:
@@ -74,13 +88,15 @@ def _lines(boxes: list[tuple[float, float, float, str]]) -> list[str]:
                 last.append(box)
                 continue
         rows.append([box])
-    lines: list[str] = []
+    lines: list[OcrLine] = []
     previous_bottom: float | None = None
-    for row in rows:
+    for number, row in enumerate(rows, 1):
         top, bottom = min(b[0] for b in row), max(b[1] for b in row)
         if previous_bottom is not None and top - previous_bottom > bottom - top:
-            lines.append("")
-        lines.append(" ".join(b[3].strip() for b in sorted(row, key=lambda b: b[2])))
+            lines.append(OcrLine(""))
+        row.sort(key=lambda b: b[2])
+        segments = tuple(Segment(len(b[3]), float(b[2]), float(b[4])) for b in row)
+        lines.append(OcrLine(" ".join(b[3] for b in row), number, float(top), float(bottom), segments))
         previous_bottom = bottom
     return lines
 
@@ -123,6 +139,7 @@ def load_image(file: FileInput, read_page: PageReader | None = None) -> LoadedDo
         frames = min(getattr(picture, "n_frames", 1), file.limits.ocr_max_pages)
         parts: list[str] = []
         marks: list[PageMark] = []
+        geometry: list[PageGeometry] = []
         length = 0
         for frame in range(frames):
             if read_page is not None:
@@ -133,14 +150,30 @@ def load_image(file: FileInput, read_page: PageReader | None = None) -> LoadedDo
                     f"{file.path} holds a picture of {picture.width}x{picture.height} pixels (frame {frame + 1}), "
                     f"over the limit of {MAX_PIXELS // 1_000_000}M; scale it down to index it."
                 )
-            text = "\n".join(ocr_page_image(ImageOps.exif_transpose(picture), file)).strip()
+            lines = ocr_page_image(ImageOps.exif_transpose(picture), file)
+            text = "\n".join(line.text for line in lines)
             if text:
                 length += 2 if parts else 0
                 marks.append(PageMark(length, frame + 1))
+                size = (float(picture.width), float(picture.height))
+                geometry.append(page_geometry(frame + 1, size, text, length, _placed(lines)))
                 parts.append(text)
                 length += len(text)
     except (UnidentifiedImageError, OSError, ValueError, EOFError, Image.DecompressionBombError) as error:
         raise IngestError(f"{file.path} is not a readable picture ({error}); check the file.") from error
     fields = {"ocr_pages": ",".join(str(m.page) for m in marks)}
-    structure = Structure(pages=marks, page_kind="page", fields=fields, titled_by_heading=False)
+    line_marks = [LineMark(line.start, line.number) for page in geometry for line in page.lines]
+    structure = Structure(
+        pages=marks, page_kind="page", lines=line_marks, fields=fields, titled_by_heading=False, geometry=geometry
+    )
     return make_document(file.path, "\n\n".join(parts), structure)
+
+
+def _placed(lines: list[OcrLine]) -> list[tuple[int, int, float, float, tuple[Segment, ...]]]:
+    """Where each text line starts in the lines joined by newlines, with its number and place on the page."""
+    placed, start = [], 0
+    for line in lines:
+        if line.number:
+            placed.append((start, line.number, line.top, line.bottom, line.segments))
+        start += len(line.text) + 1
+    return placed

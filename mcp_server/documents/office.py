@@ -10,7 +10,8 @@
   :mod:`mcp_server.documents.template_dates`). Word files have no fixed pages.
 - **PowerPoint** (python-pptx): one section per slide, headed by its title (``Slide n``
   without one), with the text of every shape (grouped ones and tables included) and the
-  speaker notes; ``page`` is the slide number.
+  speaker notes; ``page`` is the slide number, and a span's box on the slide is the box of the
+  shape that shows it (not of a grouped shape's, nor of the notes).
 - **Excel** (openpyxl, read-only, cached formula values): one section per sheet, headed by
   the sheet's name, each row one record line (:mod:`mcp_server.documents.tables`);
   ``page`` is the sheet name and lines are row numbers. Hidden sheets are included. A formula
@@ -32,6 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from mcp_server.documents.geometry import PageGeometry, Segment, page_geometry
 from mcp_server.documents.limits import FileInput
 from mcp_server.documents.loaded import LoadedDocument, Structure, make_document
 from mcp_server.documents.locations import PageMark
@@ -41,6 +43,7 @@ from mcp_server.documents.zipped import checked_zip
 from mcp_server.errors import IngestError
 
 _HEADING_STYLE_RE = re.compile(r"Heading ([1-9])")
+_WIDE_WIDTH, _WIDE_HEIGHT = 12_192_000, 6_858_000  # a slide's size in EMU when the file leaves it out (16:9)
 
 
 @contextmanager
@@ -126,49 +129,88 @@ def load_pptx(file: FileInput) -> LoadedDocument:
         presentation = pptx.Presentation(checked_zip(file, kind))
         parts: list[str] = []
         pages: list[PageMark] = []
+        geometry: list[PageGeometry] = []
+        size = (_points(presentation.slide_width or _WIDE_WIDTH), _points(presentation.slide_height or _WIDE_HEIGHT))
         length = 0
         for number, slide in enumerate(presentation.slides, start=1):
-            block = "\n\n".join(_slide_blocks(slide, number))
+            blocks = list(_slide_blocks(slide, number))
+            block = "\n\n".join(text for text, _box in blocks)
             if parts:
                 length += 2
             pages.append(PageMark(length, number))
+            geometry.append(page_geometry(number, size, block, length, _shape_lines(blocks), whole=True))
             parts.append(block)
             length += len(block)
-        structure = Structure(pages=pages, page_kind="slide", fields=_properties(presentation.core_properties, file))
+        structure = Structure(
+            pages=pages, page_kind="slide", fields=_properties(presentation.core_properties, file), geometry=geometry
+        )
         return make_document(file.path, "\n\n".join(parts), structure)
 
 
-def _slide_blocks(slide: Any, number: int) -> Iterator[str]:
+_Box = tuple[float, float, float, float]  # left, top, right, bottom in points
+
+
+def _slide_blocks(slide: Any, number: int) -> Iterator[tuple[str, _Box | None]]:
+    """The slide's text blocks, each with the box of the shape that shows it (None: not on the slide, or
+    in a group, whose members are placed in the group's own coordinates)."""
     title_shape = slide.shapes.title
     has_title = title_shape is not None and title_shape.has_text_frame
     title = " ".join(title_shape.text_frame.text.split()) if has_title else ""
-    yield f"# {title or f'Slide {number}'}"
-    for shape in _shapes(slide.shapes):
+    yield f"# {title or f'Slide {number}'}", _shape_box(title_shape) if title else None
+    for shape, grouped in _shapes(slide.shapes):
         if title_shape is not None and shape.shape_id == title_shape.shape_id:
             continue
         if getattr(shape, "has_text_frame", False):
             lines = [("  " * p.level) + " ".join(p.text.split()) for p in shape.text_frame.paragraphs]
             text = "\n".join(line for line in lines if line.strip())
             if text:
-                yield text
+                yield text, None if grouped else _shape_box(shape)
         elif getattr(shape, "has_table", False):
             rows = _table_rows([_distinct(cell.text for cell in row.cells) for row in shape.table.rows])
             if rows:
-                yield rows
+                yield rows, None if grouped else _shape_box(shape)
     if slide.has_notes_slide:
         notes = slide.notes_slide.notes_text_frame
         text = " ".join(notes.text.split()) if notes is not None else ""
         if text:
-            yield f"Speaker notes: {text}"
+            yield f"Speaker notes: {text}", None
 
 
-def _shapes(shapes: Any) -> Iterator[Any]:
-    """Every shape, the members of groups included, in reading order."""
+def _shapes(shapes: Any, grouped: bool = False) -> Iterator[tuple[Any, bool]]:
+    """Every shape, the members of groups included, in reading order, and whether it is in a group."""
     for shape in shapes:
         if hasattr(shape, "shapes"):  # a group shape
-            yield from _shapes(shape.shapes)
+            yield from _shapes(shape.shapes, True)
         else:
-            yield shape
+            yield shape, grouped
+
+
+def _shape_box(shape: Any) -> _Box | None:
+    """The shape's box on the slide, in points (None when it inherits its place from a layout it lacks)."""
+    if shape is None or None in (shape.left, shape.top, shape.width, shape.height):
+        return None
+    left, top = _points(shape.left), _points(shape.top)
+    return left, top, left + _points(shape.width), top + _points(shape.height)
+
+
+def _points(emu: int) -> float:
+    return emu / 12_700
+
+
+def _shape_lines(blocks: list[tuple[str, _Box | None]]) -> list[tuple[int, int, float, float, tuple[Segment, ...]]]:
+    """Each line of the slide's text (its blocks joined by blank lines) that a shape shows: where it starts,
+    its number among the slide text's lines, and the shape's box."""
+    placed: list[tuple[int, int, float, float, tuple[Segment, ...]]] = []
+    start = number = 0
+    for text, box in blocks:
+        for line in text.split("\n"):
+            number += 1
+            if box is not None:
+                placed.append((start, number, box[1], box[3], (Segment(len(line), box[0], box[2]),)))
+            start += len(line) + 1
+        start += 1
+        number += 1
+    return placed
 
 
 def load_xlsx(file: FileInput) -> LoadedDocument:

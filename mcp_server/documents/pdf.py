@@ -28,10 +28,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcp_server.documents.chunking import Heading
+from mcp_server.documents.geometry import PageGeometry, Segment, page_geometry
 from mcp_server.documents.limits import FileInput
 from mcp_server.documents.loaded import LoadedDocument, Structure, make_document
-from mcp_server.documents.locations import PageMark
-from mcp_server.documents.ocr import PageReader, ocr_page_image
+from mcp_server.documents.locations import LineMark, PageMark
+from mcp_server.documents.ocr import OcrLine, PageReader, ocr_page_image
 from mcp_server.errors import IngestError
 
 HEADING_SIZE_RATIO = 1.15
@@ -54,12 +55,17 @@ class _Line:
     size: float  # font size of its first character, in points
     gap_before: float  # vertical space above it, in points (0 for a page's first line)
     margin: bool = False  # in the top or bottom tenth of the page, where running headers and footers sit
+    number: int = 0  # among the page's text lines, from 1 (0: a paragraph break OCR put in)
+    top: float = 0.0  # points from the page's top
+    bottom: float = 0.0
+    segments: tuple[Segment, ...] = ()  # its words, left to right
 
 
 @dataclass
 class _Page:
     number: int
     lines: list[_Line]
+    size: tuple[float, float]  # width and height in points
     ocr: bool = False
 
 
@@ -103,23 +109,31 @@ def _read_page(document: Any, index: int, file: FileInput, ocr: bool) -> tuple[_
     OCR was tried on it (every such page counts against ``RAGMCP_OCR_MAX_PAGES``, blank or not)."""
     page = document[index]
     try:
+        size = (float(page.get_width()), float(page.get_height()))
         lines = _text_lines(page)
         if sum(len(_LETTER_RE.findall(line.text)) for line in lines) >= MIN_TEXT_CHARS or not (ocr and file.limits.ocr):
-            return _Page(index + 1, lines), False
+            return _Page(index + 1, lines, size), False
         image = page.render(scale=_RENDER_DPI / 72).to_pil()
         ocr_lines = ocr_page_image(image, file)
         if not ocr_lines:
-            return _Page(index + 1, lines), True
-        return _Page(index + 1, [_Line(text, 0.0, 0.0) for text in ocr_lines], ocr=True), True
+            return _Page(index + 1, lines, size), True
+        return _Page(index + 1, [_ocr_line(line, 72 / _RENDER_DPI) for line in ocr_lines], size, ocr=True), True
     finally:
         page.close()
 
 
+def _ocr_line(line: OcrLine, scale: float) -> _Line:
+    """A line OCR read on the page rendered at :data:`_RENDER_DPI`, its pixels as points (times ``scale``)."""
+    segments = tuple(Segment(s.length, s.x0 * scale, s.x1 * scale) for s in line.segments)
+    return _Line(line.text, 0.0, 0.0, number=line.number, top=line.top * scale, bottom=line.bottom * scale, segments=segments)
+
+
 def _text_lines(page: Any) -> list[_Line]:
-    """The page's text lines, each with the font size of its first character and the space above it."""
+    """The page's text lines, each with the font size of its first character, the space above it and where it is."""
     import pypdfium2.raw as raw
 
     height = float(page.get_height())
+    left, _bottom, _right, crop_top = page.get_cropbox()
     textpage = page.get_textpage()
     try:
         text = textpage.get_text_range()
@@ -137,10 +151,38 @@ def _text_lines(page: Any) -> list[_Line]:
             previous_bottom = bottom
             margin = top > height * (1 - _MARGIN_SHARE) or bottom < height * _MARGIN_SHARE
             words = match.group().replace(_PDFIUM_HYPHEN, "").replace("\xad", "")  # a word broken at the line end
-            lines.append(_Line(" ".join(words.split()), size, gap, margin))
+            line = _Line(" ".join(words.split()), size, gap, margin, number=len(lines) + 1)
+            _place(line, textpage, match.group(), char, (left, crop_top))
+            lines.append(line)
         return lines
     finally:
         textpage.close()
+
+
+def _place(line: _Line, textpage: Any, raw_text: str, char: int, origin: tuple[float, float]) -> None:
+    """Set ``line``'s top, bottom and words from PDFium's boxes of its characters (``raw_text`` as PDFium
+    gave it, from character ``char``): across, each character's advance; down, the ink of the whole line.
+
+    ``origin`` is the crop box's left and top edge, in PDF coordinates (y upward).
+    """
+    segments: list[Segment] = []
+    length, x0, x1 = 0, 0.0, 0.0
+    top, bottom = float("inf"), float("-inf")
+    for ch in raw_text + " ":
+        if ch.isspace():
+            if length:
+                segments.append(Segment(length, x0 - origin[0], x1 - origin[0]))
+            length = 0
+        elif ch not in (_PDFIUM_HYPHEN, "\xad"):
+            left, _low, right, _high = textpage.get_charbox(char, loose=True)
+            _left, low, _right, high = textpage.get_charbox(char)
+            x0, x1 = (left, right) if not length else (min(x0, left), max(x1, right))
+            length += 1
+            if high > low:
+                top, bottom = min(top, origin[1] - high), max(bottom, origin[1] - low)
+        char += 2 if ord(ch) > 0xFFFF else 1
+    if segments and top <= bottom:
+        line.top, line.bottom, line.segments = top, bottom, tuple(segments)
 
 
 def _wide_count(text: str, start: int, end: int) -> int:
@@ -186,6 +228,7 @@ def _assemble(file: FileInput, pages: Sequence[_Page], outline: list[tuple[int, 
     parts: list[str] = []
     marks: list[PageMark] = []
     headings: list[Heading] = []
+    geometry: list[PageGeometry] = []
     find_headings = _outline_headings(outline) if outline else _sized_headings(pages)
     length = 0
     for page in pages:
@@ -195,13 +238,19 @@ def _assemble(file: FileInput, pages: Sequence[_Page], outline: list[tuple[int, 
         length += 2 if parts else 0
         marks.append(PageMark(length, page.number))
         headings.extend(Heading(length + start, level, name) for start, level, name in find_headings(page, text, line_starts))
+        placed = [
+            (start, line.number, line.top, line.bottom, line.segments)
+            for line, start in zip(page.lines, line_starts, strict=True) if line.number
+        ]  # fmt: skip
+        geometry.append(page_geometry(page.number, page.size, text, length, placed))
         parts.append(text)
         length += len(text)
     ocr_pages = [str(page.number) for page in pages if page.ocr]
     fields: dict[str, object] = {"title": title} if title else {}
     if ocr_pages:
         fields["ocr_pages"] = ",".join(ocr_pages)
-    structure = Structure(headings=headings, pages=marks, page_kind="page", fields=fields)
+    lines = [LineMark(line.start, line.number) for page_lines in geometry for line in page_lines.lines]
+    structure = Structure(headings=headings, pages=marks, page_kind="page", lines=lines, fields=fields, geometry=geometry)
     return make_document(file.path, "\n\n".join(parts), structure)
 
 

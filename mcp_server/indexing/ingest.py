@@ -44,6 +44,7 @@ from mcp_server.documents.corpus import (
     load_corpus_config,
     scan_corpus,
 )
+from mcp_server.documents.geometry import encode_page
 from mcp_server.documents.limits import FileInput, ReadingLimits
 from mcp_server.documents.reader_process import DocumentReader
 from mcp_server.documents.safe_open import read_inside
@@ -69,6 +70,7 @@ from mcp_server.stores.docstore import (
     StoredChunk,
     StoredCorpus,
     StoredDocument,
+    StoredPage,
     StoredSkip,
 )
 from mcp_server.stores.embedding_cache import EmbeddingCache, text_key
@@ -718,6 +720,7 @@ def _load_into_docstore(
             )
             for c in chunks
         ],
+        [StoredPage(*encode_page(page)) for page in loaded.geometry],
     )
     prepared = []
     for c in chunks:

@@ -9,10 +9,12 @@ is named), which bounds what one call may cost whatever the document.
 A match inside one chunk cites that chunk (the first of overlapping chunks holding it whole,
 or the preferred one); a match that runs past its chunk cites the chunk where it starts (the
 one reaching furthest into it) and names the chunk where it ends (``end_citation``), with
-the pages of both. Lines are source-file lines where the
-chunks record them (text formats, CSV; rows of a sheet), else lines on the page (PDF pages,
-slides: counted in the page's extracted text, so running headers and footers do not count),
-else lines of the document text.
+the pages of both. Lines are the lines the page shows where the document recorded them (PDF
+pages, OCR'd pages and pictures: the N-th line of text on the page, running headers and footers
+included, blank space not: :mod:`mcp_server.documents.geometry`), else source-file lines where
+the chunks record them (text formats, CSV; rows of a sheet), else lines on the page (slides,
+and PDFs indexed before: counted in the page's extracted text), else lines of the document text.
+The match, and its chunks' citations, carry their boxes on the page where the document has them.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from dataclasses import replace
 from mcp_server.errors import InvalidQueryError, NotFoundError
 from mcp_server.grounding.quotes import MAX_QUOTE_CHARS, MIN_RATIO, QuoteMatch, find_quote, normalise
 from mcp_server.models import QuoteLines, QuoteLocation, describe_location
-from mcp_server.retrieval.citation_records import chunk_citation
-from mcp_server.stores.docstore import StoredChunk, StoredDocument
+from mcp_server.retrieval.boxes import flat_boxes, span_lines
+from mcp_server.retrieval.citation_records import chunk_citation, placed_citation
+from mcp_server.stores.docstore import DocumentStore, StoredChunk, StoredDocument
 
 QUOTE_SCOPE_CHARS = 50_000
 """Most characters of a document searched for one quote (about 25 pages)."""
@@ -45,10 +48,11 @@ def check_quote(quote: str) -> str:
 
 
 def locate_quote(
-    quote: str, document: StoredDocument, spans: list[StoredChunk], prefer: int | None
+    quote: str, document: StoredDocument, spans: list[StoredChunk], prefer: int | None, docstore: DocumentStore
 ) -> tuple[QuoteLocation, int, int]:
     """Where ``quote`` is in ``document`` (chunk ``prefer`` first when it is there several times), and
-    the indexes of its first and last chunk; raises NotFoundError saying what to try when it is not there."""
+    the indexes of its first and last chunk; raises NotFoundError saying what to try when it is not there.
+    ``docstore`` holds the document's pages' geometry: the boxes of the match and of its chunks."""
     preferred = (spans[prefer].char_start, spans[prefer].char_end) if prefer is not None else None
     low, high = _scope(len(document.text), preferred)
     match = None
@@ -60,14 +64,16 @@ def locate_quote(
         raise NotFoundError(_not_found(document, spans, match, (low, high), prefer))
     first, last = _chunks_of(spans, match, prefer)
     head, tail = spans[first], spans[last]
-    line_start, line_end, lines = _lines(document.text, spans, head, tail, match)
+    shown = span_lines(docstore, document.corpus, document.doc_id, match.start, match.end)
+    line_start, line_end, lines = _lines(document.text, spans, head, tail, match, shown)
     page_end = tail.page if tail.page != head.page else head.page_end
     location = QuoteLocation(
         quote=quote, text=document.text[match.start : match.end], exact=match.exact, ratio=match.ratio,
-        char_start=match.start, char_end=match.end, citation=chunk_citation(document, head),
-        end_citation=chunk_citation(document, tail) if last != first else None,
+        char_start=match.start, char_end=match.end, citation=placed_citation(docstore, document, head),
+        end_citation=placed_citation(docstore, document, tail) if last != first else None,
         page=head.page, page_end=page_end, page_kind=document.page_kind if head.page is not None else None,
         line_start=line_start, line_end=line_end, lines=lines,
+        boxes=flat_boxes(docstore, document.corpus, document.doc_id, match.start, match.end),
     )  # fmt: skip
     return location, first, last
 
@@ -122,8 +128,13 @@ def _chunks_of(spans: list[StoredChunk], match: QuoteMatch, prefer: int | None) 
 
 
 def _lines(
-    text: str, spans: list[StoredChunk], head: StoredChunk, tail: StoredChunk, match: QuoteMatch
+    text: str, spans: list[StoredChunk], head: StoredChunk, tail: StoredChunk, match: QuoteMatch,
+    shown: tuple[int, int] | None,
 ) -> tuple[int, int, QuoteLines]:
+    """The match's first and last line, and what they count (see the module docstring); ``shown``: the
+    lines the page shows, where the document recorded them."""
+    if shown is not None:
+        return shown[0], shown[1], "page"
     last_char = max(match.start, match.end - 1)
     if head.line_start is not None and tail.line_start is not None:
         return (

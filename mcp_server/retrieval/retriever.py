@@ -48,7 +48,8 @@ from mcp_server.models import (
     SkippedFileInfo,
     citation_id,
 )
-from mcp_server.retrieval.citation_records import chunk_citation, whole_document_citation
+from mcp_server.retrieval.boxes import PageBoxes, document_boxes
+from mcp_server.retrieval.citation_records import placed_citation, whole_document_citation
 from mcp_server.retrieval.fusion import (
     convex_fusion,
     keyword_weight_for,
@@ -385,7 +386,7 @@ class Retriever:
                     continue
                 documents[key] = (document, self._docstore.chunks(corpus, doc_id))
             document, spans = documents[key]
-            citation = chunk_citation(document, spans[chunk])
+            citation = placed_citation(self._docstore, document, spans[chunk])
             text = document.text[citation.char_start : citation.char_end]
             hits.append(Hit(rank=rank, score=score, retriever=retriever, text=text, citation=citation))
         return hits
@@ -430,7 +431,7 @@ class Retriever:
             selected = spans[max(0, chunk - window) : chunk + window + 1]
         located = None
         if quote is not None:
-            located, first, last = locate_quote(quote, document, spans, chunk)
+            located, first, last = locate_quote(quote, document, spans, chunk, self._docstore)
             chunk, selected = first, spans[max(0, first - window) : last + window + 1]
         start = selected[0].char_start if chunk is not None and selected else 0
         end = selected[-1].char_end if chunk is not None and selected else len(document.text)
@@ -447,7 +448,7 @@ class Retriever:
                 )
                 for s in selected
             ],
-            citation=chunk_citation(document, selected[0]) if selected else whole_document_citation(document),
+            citation=placed_citation(self._docstore, document, selected[0]) if selected else whole_document_citation(document),
             quote=located,
         )
 
@@ -464,7 +465,17 @@ class Retriever:
         if document is None or not 0 <= chunk < len(spans):
             return None
         span = spans[chunk]
-        return chunk_citation(document, span), document.text[span.char_start : span.char_end]
+        return placed_citation(self._docstore, document, span), document.text[span.char_start : span.char_end]
+
+    def page_boxes(
+        self, corpus: str, doc_id: str, start: int, end: int, scope: Collection[str] | None = None
+    ) -> list[PageBoxes]:
+        """Where the span ``[start, end)`` of document ``corpus:doc_id``'s text is on its pages: one box per
+        line and each page's size (:func:`mcp_server.retrieval.boxes.document_boxes`); ``[]`` for a
+        corpus outside ``scope`` or a source without pages."""
+        if corpus not in self._readable(scope):
+            return []
+        return document_boxes(self._docstore, corpus, doc_id, start, end)
 
     def document_page(
         self, scope: Collection[str] | None, after: tuple[str, str] | None, limit: int

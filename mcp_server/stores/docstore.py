@@ -54,6 +54,14 @@ CREATE TABLE IF NOT EXISTS chunks (
     section TEXT NOT NULL,
     PRIMARY KEY (corpus, doc_id, chunk)
 );
+CREATE TABLE IF NOT EXISTS page_geometry (
+    corpus TEXT NOT NULL,
+    doc_id TEXT NOT NULL,
+    char_start INTEGER NOT NULL,
+    char_end INTEGER NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (corpus, doc_id, char_start)
+);
 CREATE TABLE IF NOT EXISTS skipped_files (
     corpus TEXT NOT NULL,
     doc_id TEXT NOT NULL,
@@ -97,6 +105,16 @@ class StoredChunk:
     page_end: int | str | None = None
     line_start: int | None = None
     line_end: int | None = None
+
+
+@dataclass(frozen=True)
+class StoredPage:
+    """Where a page's text is on the page (:func:`mcp_server.documents.geometry.encode_page`), for the
+    text from ``char_start`` to ``char_end``."""
+
+    char_start: int
+    char_end: int
+    data: bytes
 
 
 @dataclass(frozen=True)
@@ -151,6 +169,7 @@ class DocumentStore:
         tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         self._has_skips = "skipped_files" in tables
         self._has_unindexed = "unindexed_files" in tables
+        self._has_geometry = "page_geometry" in tables
         self._lock = threading.Lock()
 
     def _columns(self, table: str) -> set[str]:
@@ -174,12 +193,14 @@ class DocumentStore:
 
     def remove_corpus(self, name: str) -> None:
         with self._lock:
-            for table in ("chunks", "document_tags", "documents", "skipped_files", "unindexed_files"):
+            for table in ("chunks", "document_tags", "documents", "skipped_files", "unindexed_files", "page_geometry"):
                 self._db.execute(f"DELETE FROM {table} WHERE corpus = ?", (name,))
             self._db.execute("DELETE FROM corpora WHERE name = ?", (name,))
 
-    def put_document(self, document: StoredDocument, chunks: Iterable[StoredChunk]) -> None:
-        """Insert or replace a document with its chunk map (call ``commit`` afterwards)."""
+    def put_document(
+        self, document: StoredDocument, chunks: Iterable[StoredChunk], pages: Iterable[StoredPage] = ()
+    ) -> None:
+        """Insert or replace a document with its chunk map and its pages' geometry (call ``commit`` afterwards)."""
         with self._lock:
             self._delete_document(document.corpus, document.doc_id)
             self._forget_skip(document.corpus, document.doc_id)
@@ -206,13 +227,17 @@ class DocumentStore:
                     for c in chunks
                 ],
             )  # fmt: skip
+            self._db.executemany(
+                "INSERT INTO page_geometry VALUES (?, ?, ?, ?, ?)",
+                [(document.corpus, document.doc_id, p.char_start, p.char_end, p.data) for p in pages],
+            )
 
     def delete_document(self, corpus: str, doc_id: str) -> None:
         with self._lock:
             self._delete_document(corpus, doc_id)
 
     def _delete_document(self, corpus: str, doc_id: str) -> None:
-        for table in ("chunks", "document_tags", "documents"):
+        for table in ("chunks", "document_tags", "documents", "page_geometry"):
             self._db.execute(f"DELETE FROM {table} WHERE corpus = ? AND doc_id = ?", (corpus, doc_id))
 
     def put_skip(self, corpus: str, skip: StoredSkip) -> None:
@@ -314,6 +339,19 @@ class DocumentStore:
                 (corpus, doc_id),
             )
             return [StoredChunk(*row) for row in rows]
+
+    def pages(self, corpus: str, doc_id: str, start: int, end: int) -> list[StoredPage]:
+        """The stored geometry of the document's pages whose text overlaps ``[start, end)``, in text order
+        (none in a docstore built before geometry was kept)."""
+        if not self._has_geometry:
+            return []
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT char_start, char_end, data FROM page_geometry WHERE corpus = ? AND doc_id = ?"
+                " AND char_start < ? AND char_end > ? ORDER BY char_start",
+                (corpus, doc_id, end, start),
+            )
+            return [StoredPage(*row) for row in rows]
 
     def doc_ids_with_prefix(self, corpora: Sequence[str], prefix: str) -> list[tuple[str, str]]:
         """(corpus, doc_id) pairs in ``corpora`` whose doc_id starts with ``prefix`` — for 'did you mean' hints."""

@@ -109,7 +109,7 @@ async def test_a_quote_not_in_the_document_or_too_long_is_a_clear_error(client: 
     garbled = "Replace the hose clamp every 900 working days to keep the water pressure."
     near = await client.call_tool("get_document", {"doc_id": "pump", "quote": garbled})
     assert near.is_error and "the closest passage, in [manuals:pump#" in text_of(near)
-    assert "(p. 2)" in text_of(near) and "a match needs 0.90" in text_of(near)
+    assert "(p. 2, lines 1–4)" in text_of(near) and "a match needs 0.90" in text_of(near)
 
     long = await client.call_tool("get_document", {"doc_id": "pump", "quote": "word " * 250})
     assert long.is_error and "the quote is 1249 characters long; locate at most 1000 at a time" in text_of(long)

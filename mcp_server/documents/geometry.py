@@ -1,0 +1,195 @@
+"""Where a document's text lies on its pages: the boxes of any span, and the lines as the page shows them.
+
+Loaders of sources with a visible page (PDF pages, their OCR, pictures, slides) record a
+:class:`PageGeometry` per page: the page's size and, for each line of text the page shows, where
+the line is in the document text, its number among the page's text lines (from 1: the blank
+lines put between paragraphs in the text do not count), its top and bottom, and its
+*segments* - a word of a PDF's text layer, a text box OCR detected, a slide's text shape -
+each with its left and right edge and how many characters of the text it holds (the segments
+of a line are one space apart in the text).
+
+:func:`span_boxes` gives a span's boxes: one :class:`~mcp_server.models.Box` per line it
+touches, from the left edge of its first character to the right edge of its last (a
+character's edges are its segment's, shared out evenly among the segment's characters), from
+the line's top to its bottom. Coordinates are points from the page's top-left corner, y
+growing downward (pixels of the picture for image files), rounded to 0.1.
+
+A page's geometry is stored encoded (:func:`encode_page`): JSON of tenths of points, zlib-compressed.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mcp_server.models import Box
+
+
+@dataclass(frozen=True)
+class Segment:
+    """``length`` characters of a line's text, from ``x0`` to ``x1`` across the page."""
+
+    length: int
+    x0: float
+    x1: float
+
+
+@dataclass(frozen=True)
+class LineGeometry:
+    """A line the page shows: its text starts at offset ``start`` of the document text."""
+
+    start: int
+    number: int
+    top: float
+    bottom: float
+    segments: tuple[Segment, ...]
+
+    @property
+    def end(self) -> int:
+        """One past the line's last character in the document text."""
+        return self.start + sum(s.length for s in self.segments) + len(self.segments) - 1
+
+
+@dataclass(frozen=True)
+class PageGeometry:
+    """One page's size and its lines, in text order."""
+
+    page: int | str
+    width: float
+    height: float
+    lines: tuple[LineGeometry, ...]
+    whole: bool = False
+    """True: a span's box takes the segments it touches whole (a slide's text shape, not its characters)."""
+
+
+@dataclass(frozen=True)
+class PageBoxes:
+    """The boxes of a span on one page, with the page's size (the boxes' coordinate space)."""
+
+    page: int | str
+    width: float
+    height: float
+    boxes: tuple[Box, ...]
+
+
+def fitted_line(number: int, start: int, length: int, top: float, bottom: float, segments: Sequence[Segment]) -> LineGeometry:
+    """A line of ``length`` characters of text at ``start``, its segments' lengths made to add up to it.
+
+    The last segment takes up any difference: a word hyphenated at the line's end loses its
+    hyphen when it is joined with the next line's start (``docu-`` / ``ment``).
+    """
+    kept = [s for s in segments if s.length > 0]
+    if not kept:
+        return LineGeometry(start, number, top, bottom, ())
+    counted = sum(s.length for s in kept) + len(kept) - 1
+    last = kept[-1]
+    kept[-1] = Segment(max(1, last.length + length - counted), last.x0, last.x1)
+    return LineGeometry(start, number, top, bottom, tuple(kept))
+
+
+def page_geometry(
+    page: int | str, size: tuple[float, float], text: str, page_start: int,
+    lines: Sequence[tuple[int, int, float, float, Sequence[Segment]]], *, whole: bool = False,
+) -> PageGeometry:  # fmt: skip
+    """The geometry of a page whose ``text`` starts at ``page_start`` of the document text, from its lines:
+    ``(start in text, number, top, bottom, segments)`` in text order, each line running to the next newline,
+    or to the next one's start (a word hyphenated across lines is joined: no newline between them)."""
+    ends = [start for start, *_ in lines[1:]] + [len(text)]
+    return PageGeometry(
+        page, size[0], size[1],
+        tuple(
+            fitted_line(number, page_start + start, _line_end(text, start, end) - start, top, bottom, segments)
+            for (start, number, top, bottom, segments), end in zip(lines, ends, strict=True)
+        ),
+        whole,
+    )  # fmt: skip
+
+
+def _line_end(text: str, start: int, end: int) -> int:
+    newline = text.find("\n", start, end)
+    return newline if newline >= 0 else end
+
+
+def span_boxes(pages: Sequence[PageGeometry], start: int, end: int) -> list[PageBoxes]:
+    """The boxes of the text span ``[start, end)``, per page in text order; pages it has no line on are left out."""
+    found = []
+    for page in pages:
+        boxes: list[Box] = []
+        for line in _lines_in(page, start, end):
+            box = _line_box(page, line, start, end)
+            if box is not None and (not boxes or box != boxes[-1]):  # the lines of a slide's shape share its box
+                boxes.append(box)
+        if boxes:
+            found.append(PageBoxes(page.page, page.width, page.height, tuple(boxes)))
+    return found
+
+
+def line_numbers(pages: Sequence[PageGeometry], start: int, end: int) -> tuple[int, int] | None:
+    """The numbers of the first and last line the span ``[start, end)`` touches (on its pages), or None."""
+    numbers = [line.number for page in pages for line in _lines_in(page, start, end)]
+    return (numbers[0], numbers[-1]) if numbers else None
+
+
+def _lines_in(page: PageGeometry, start: int, end: int) -> list[LineGeometry]:
+    starts = [line.start for line in page.lines]
+    first = max(0, bisect_right(starts, start) - 1)
+    return [line for line in page.lines[first:] if line.start < end and line.end > start and line.segments]
+
+
+def _line_box(page: PageGeometry, line: LineGeometry, start: int, end: int) -> Box | None:
+    """The box of the span's characters on ``line``; None when it only touches the space between segments."""
+    low, high = max(start, line.start), min(end, line.end)
+    edges: list[tuple[float, float]] = []  # (left of the first character, right of the last) in each segment
+    offset = line.start
+    for segment in line.segments:
+        first, last = max(low, offset), min(high, offset + segment.length)
+        if first < last and page.whole:
+            edges.append((segment.x0, segment.x1))
+        elif first < last:
+            width = (segment.x1 - segment.x0) / segment.length
+            edges.append((segment.x0 + width * (first - offset), segment.x0 + width * (last - offset)))
+        offset += segment.length + 1
+    if not edges:
+        return None
+    return Box(
+        page=page.page, x0=round(edges[0][0], 1), y0=round(line.top, 1), x1=round(edges[-1][1], 1), y1=round(line.bottom, 1)
+    )
+
+
+def encode_page(page: PageGeometry) -> tuple[int, int, bytes]:
+    """``page`` as stored: the span of the text its lines cover, and the page with its lines' starts counted
+    from that span's start (pass it to :func:`decode_page`)."""
+    page_start = min((line.start for line in page.lines), default=0)
+    page_end = max((line.end for line in page.lines), default=0)
+    lines = [
+        [line.start - page_start, line.number, _tenths(line.top), _tenths(line.bottom)]
+        + [value for s in line.segments for value in (s.length, _tenths(s.x0), _tenths(s.x1 - s.x0))]
+        for line in page.lines
+    ]
+    data = [page.page, _tenths(page.width), _tenths(page.height), lines, page.whole]
+    return page_start, page_end, zlib.compress(json.dumps(data, separators=(",", ":")).encode(), 6)
+
+
+def decode_page(data: bytes, page_start: int) -> PageGeometry:
+    """The page :func:`encode_page` wrote, its lines' starts back in document-text offsets."""
+    page, width, height, lines, whole = json.loads(zlib.decompress(data))
+    return PageGeometry(
+        page=page, width=width / 10, height=height / 10,
+        lines=tuple(
+            LineGeometry(
+                start=page_start + line[0], number=line[1], top=line[2] / 10, bottom=line[3] / 10,
+                segments=tuple(
+                    Segment(line[i], line[i + 1] / 10, (line[i + 1] + line[i + 2]) / 10) for i in range(4, len(line), 3)
+                ),
+            )
+            for line in lines
+        ),
+        whole=whole,
+    )  # fmt: skip
+
+
+def _tenths(value: float) -> int:
+    return round(value * 10)
