@@ -45,7 +45,6 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -149,10 +148,10 @@ def judge(quote: Quote, located: QuoteLocation, tally: Tally) -> None:
     tally.located += 1
     tally.exact += located.exact
     tally.page += located.page == quote.page
-    first, last = quote.words[0].row, quote.words[-1].row
-    lines_ok = located.lines == "page" and (located.line_start, located.line_end) == (first, last)
+    numbers = (located.line_start, located.line_end) if located.lines == "page" else None
+    lines_ok = numbers == (quote.words[0].row, quote.words[-1].row)
     tally.lines += lines_ok
-    found: list[Any] | None = getattr(located, "boxes", None)  # the boxes API, once merged
+    found = located.boxes
     if found is None:
         tally.misses.append(_miss(quote, located, "no boxes", lines_ok))
         return
