@@ -12,7 +12,8 @@ import docx
 import pptx
 import pytest
 
-from mcp_server.documents.loaders import load_path
+from mcp_server.documents.limits import FileInput
+from mcp_server.documents.loaders import load_document, load_path
 from tests.document_fixtures import write_docx, write_pptx
 
 TODAY = datetime.date.today()
@@ -55,3 +56,12 @@ def test_a_date_the_author_set_is_kept_however_old(tmp_path: Path, suffix: str, 
 
     assert document.date == AUTHORS_DATE.date()
     assert document.extra["date_source"] == "document properties"
+
+
+def test_a_template_date_with_no_file_time_known_leaves_the_document_undated(tmp_path: Path) -> None:
+    path = _new_files(tmp_path)[0]
+
+    document = load_document(FileInput(path.read_bytes(), path))  # no mtime_ns: not read from a scanned folder
+
+    assert document.date is None
+    assert document.extra["date_source"].startswith("none (the properties carry python-docx's template date")
