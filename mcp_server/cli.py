@@ -37,6 +37,7 @@ from mcp_server.indexing.recorded_settings import setting_assignment
 from mcp_server.install.cli import install
 from mcp_server.models import Hit, SearchFilters, describe_location
 from mcp_server.progress import stderr_progress
+from mcp_server.retrieval.page_pictures import PagePicture, page_picture
 from mcp_server.retrieval.retriever import CITATION_ID, Retriever
 from mcp_server.settings import Settings
 from mcp_server.sql.demo import database_path, open_database
@@ -251,16 +252,31 @@ def search(
 @click.option("--chunk", type=int, help="Show only this chunk (and --window chunks around it).")
 @click.option("--window", type=int, default=0, show_default=True)
 @click.option("--quote", help="Locate this passage: its chunk, page, lines and match quality; show the chunks around it.")
+@click.option(
+    "--png", type=click.Path(dir_okay=False, path_type=Path),
+    help="Write a picture of the cited page (PDFs, pictures) to this PNG file, the chunk or --quote highlighted.",
+)  # fmt: skip
+@click.option("--page", type=click.IntRange(min=1), help="With --png: picture this page (from 1) instead.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 @handle_errors
 def doc(
-    settings: Settings, ref: str, corpus: str | None, chunk: int | None, window: int, quote: str | None, as_json: bool
+    settings: Settings, ref: str, corpus: str | None, chunk: int | None, window: int, quote: str | None,
+    png: Path | None, page: int | None, as_json: bool,
 ) -> None:
-    """Show a document by doc_id or citation id, with its chunk map (from the corpora search reads)."""
+    """Show a document by doc_id or citation id, with its chunk map (from the corpora search reads).
+
+    With --png, write a picture of the page the citation id's chunk (or --chunk, or --quote) is on, that span
+    highlighted, instead: ragmcp doc 'handbook:policies/leave#2' --png page.png.
+    """
+    if page is not None and png is None:
+        raise click.UsageError("--page picks the page of the picture --png writes; pass --png FILE too.")
     named = CITATION_ID.match(ref.strip())
     retriever = open_retriever(settings, corpus or (named["corpus"] if named else None))
     try:
+        if png is not None:
+            _write_page_picture(page_picture(retriever, ref, corpus=corpus, chunk=chunk, quote=quote, page=page), png)
+            return
         view = retriever.get_document(ref, corpus=corpus, chunk=chunk, window=window, quote=quote)
     finally:
         retriever.close()
@@ -280,6 +296,19 @@ def doc(
         _echo_line(f"  [{span.citation_id}] {chars} {span.section}")
     click.echo()
     click.echo(for_display(view.text, lines=True))
+
+
+def _write_page_picture(picture: PagePicture, path: Path) -> None:
+    try:
+        path.write_bytes(picture.png)
+    except OSError as error:
+        raise click.ClickException(
+            f"cannot write the picture to {path} ({error.strerror}); pass --png a file in a folder you can write to."
+        ) from error
+    stderr.print(
+        for_display(f"wrote page {picture.page} of {picture.corpus}:{picture.doc_id} to {path} ({len(picture.png):,} bytes)"),
+        highlight=False, markup=False,
+    )
 
 
 @main.command()

@@ -7,7 +7,9 @@ once per reading process, on the first picture, without its text-direction class
 upright scans it turned about one line in five upside down (character error rate 12.5% with
 it, 0% without, ``bench/documents/ocr.py``). Recognised boxes are put back into lines
 (boxes whose middles lie within half a line's height of each other, left to right) and
-paragraphs (a blank line where the gap above a line is taller than a line).
+paragraphs (a blank line where the gap above a line is taller than a line). Each line keeps
+where it is on the picture, and where its words are (RapidOCR's word boxes) when a text box's
+words are its text one space apart (:mod:`mcp_server.documents.geometry`).
 
 - **Image files** (:data:`IMAGE_SUFFIXES`; every frame of a multi-page TIFF is a page),
   turned upright by their EXIF orientation; a picture with any frame over :data:`MAX_PIXELS`
@@ -65,25 +67,48 @@ def ocr_page_image(image: Any, file: FileInput) -> list[OcrLine]:
     darkest, lightest = image.convert("L").getextrema()
     if lightest - darkest < BLANK_CONTRAST:  # a blank page: nothing to read, so no OCR (nor its extra) needed
         return []
-    result = _engine()(np.asarray(image.convert("RGB")))
+    result = _engine()(np.asarray(image.convert("RGB")), return_word_box=True)
     if result.boxes is None or result.txts is None:
         return []
-    boxes = [
-        (min(p[1] for p in box), max(p[1] for p in box), min(p[0] for p in box), text.strip(), max(p[0] for p in box))
-        for box, text, score in zip(result.boxes, result.txts, result.scores, strict=True)
+    words = result.word_results if len(result.word_results) == len(result.txts) else [()] * len(result.txts)
+    found = [
+        _Found(min(p[1] for p in box), max(p[1] for p in box), min(p[0] for p in box), text.strip(),
+               _segments(text.strip(), min(p[0] for p in box), max(p[0] for p in box), boxed))
+        for box, text, score, boxed in zip(result.boxes, result.txts, result.scores, words, strict=True)
         if score >= MIN_SCORE and text.strip()
-    ]
-    return _lines(boxes)
+    ]  # fmt: skip
+    return _lines(found)
 
 
-def _lines(boxes: list[tuple[float, float, float, str, float]]) -> list[OcrLine]:
-    """Boxes ``(top, bottom, left, text, right)`` as reading-order lines, a blank line between paragraphs."""
-    rows: list[list[tuple[float, float, float, str, float]]] = []
-    for box in sorted(boxes):
-        middle = (box[0] + box[1]) / 2
+@dataclass(frozen=True)
+class _Found:
+    """A text box OCR recognised: its top, bottom and left edge (pixels), its text and where its words are."""
+
+    top: float
+    bottom: float
+    left: float
+    text: str
+    segments: tuple[Segment, ...]
+
+
+def _segments(text: str, left: float, right: float, words: Any) -> tuple[Segment, ...]:
+    """A text box's words with their own edges (RapidOCR's word boxes, ``(word, score, corners)``) when they
+    are its text one space apart; else the whole box as one segment (as Chinese, written without spaces)."""
+    if words and all(word[2] is not None for word in words) and " ".join(word[0] for word in words) == text:
+        return tuple(
+            Segment(len(word[0]), float(min(p[0] for p in word[2])), float(max(p[0] for p in word[2]))) for word in words
+        )
+    return (Segment(len(text), float(left), float(right)),)
+
+
+def _lines(boxes: list[_Found]) -> list[OcrLine]:
+    """Text boxes as reading-order lines, a blank line between paragraphs."""
+    rows: list[list[_Found]] = []
+    for box in sorted(boxes, key=lambda b: (b.top, b.bottom, b.left)):
+        middle = (box.top + box.bottom) / 2
         if rows:
             last = rows[-1]
-            top, bottom = min(b[0] for b in last), max(b[1] for b in last)
+            top, bottom = min(b.top for b in last), max(b.bottom for b in last)
             if abs(middle - (top + bottom) / 2) <= (bottom - top) / 2:
                 last.append(box)
                 continue
@@ -91,12 +116,12 @@ def _lines(boxes: list[tuple[float, float, float, str, float]]) -> list[OcrLine]
     lines: list[OcrLine] = []
     previous_bottom: float | None = None
     for number, row in enumerate(rows, 1):
-        top, bottom = min(b[0] for b in row), max(b[1] for b in row)
+        top, bottom = min(b.top for b in row), max(b.bottom for b in row)
         if previous_bottom is not None and top - previous_bottom > bottom - top:
             lines.append(OcrLine(""))
-        row.sort(key=lambda b: b[2])
-        segments = tuple(Segment(len(b[3]), float(b[2]), float(b[4])) for b in row)
-        lines.append(OcrLine(" ".join(b[3] for b in row), number, float(top), float(bottom), segments))
+        row.sort(key=lambda b: b.left)
+        segments = tuple(segment for b in row for segment in b.segments)
+        lines.append(OcrLine(" ".join(b.text for b in row), number, float(top), float(bottom), segments))
         previous_bottom = bottom
     return lines
 

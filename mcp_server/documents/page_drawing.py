@@ -37,7 +37,7 @@ MIN_SIDE = 64
 _PADDING = 2  # pixels a box is widened by on each side, so the outline does not cross the letters
 
 
-Box = tuple[float, float, float, float]
+Rect = tuple[float, float, float, float]
 """``(x0, y0, x1, y1)`` on the page: PDF points from its top-left corner (y down), or a picture's pixels."""
 
 
@@ -46,7 +46,7 @@ class PageDrawing:
     """What to draw: page ``page`` (from 1) with ``boxes`` highlighted, within ``max_side`` pixels and ``max_bytes``."""
 
     page: int
-    boxes: tuple[Box, ...]
+    boxes: tuple[Rect, ...]
     max_side: int
     max_bytes: int
 

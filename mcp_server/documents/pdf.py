@@ -14,6 +14,12 @@
   almost no text layer (under :data:`MIN_TEXT_CHARS` letters) is rendered and read by OCR
   (:mod:`mcp_server.documents.ocr`) when OCR is on, up to ``RAGMCP_OCR_MAX_PAGES`` pages tried (a page OCR finds
   nothing on counts too: a PDF of blank pages stops there); the document records which pages.
+- **Lines and boxes** (:mod:`mcp_server.documents.geometry`): a line's number is its row of text on
+  the page, counted from the top as a reader counts them: the blank lines put between paragraphs do
+  not count, running headers and footers left out of the text do (they are on the page), lines side
+  by side share a row. Each line keeps its top and bottom (the ink of its glyphs) and each word's
+  left and right edge (the characters' advances), in points from the crop box's top-left corner.
+  An OCR'd page's lines are placed from the detected text boxes, scaled to points.
 - The title comes from the document information's ``Title``, else the first heading.
 
 Encrypted files are refused with what to do. PDFium's own messages never reach the output.
@@ -41,6 +47,7 @@ _HEADING_MAX_WORDS = 14
 _PAGE_NUMBER_RE = re.compile(r"(?i)(?:page\s+)?[-–—]?\s*\d{1,5}\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,5})?")
 _HYPHENATED_RE = re.compile(r"([a-zà-ÿ])-\n([a-zà-ÿ])")
 _LINE_RE = re.compile(r"\S[^\r\n]*")  # a line with text, from its first non-space character
+_WORD_RE = re.compile(r"\S+")
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _DIGITS_RE = re.compile(r"\d+")
 _RENDER_DPI = 150
@@ -55,7 +62,7 @@ class _Line:
     size: float  # font size of its first character, in points
     gap_before: float  # vertical space above it, in points (0 for a page's first line)
     margin: bool = False  # in the top or bottom tenth of the page, where running headers and footers sit
-    number: int = 0  # among the page's text lines, from 1 (0: a paragraph break OCR put in)
+    number: int = 0  # the page's row of text it is on, from the top (from 1; 0: a paragraph break OCR put in)
     top: float = 0.0  # points from the page's top
     bottom: float = 0.0
     segments: tuple[Segment, ...] = ()  # its words, left to right
@@ -151,38 +158,64 @@ def _text_lines(page: Any) -> list[_Line]:
             previous_bottom = bottom
             margin = top > height * (1 - _MARGIN_SHARE) or bottom < height * _MARGIN_SHARE
             words = match.group().replace(_PDFIUM_HYPHEN, "").replace("\xad", "")  # a word broken at the line end
-            line = _Line(" ".join(words.split()), size, gap, margin, number=len(lines) + 1)
+            line = _Line(" ".join(words.split()), size, gap, margin)
             _place(line, textpage, match.group(), char, (left, crop_top))
             lines.append(line)
+        _number_rows(lines)
         return lines
     finally:
         textpage.close()
 
 
+def _number_rows(lines: list[_Line]) -> None:
+    """Number the lines as a reader counts them down the page: by row from the top, lines side by side
+    sharing one (whatever order the content stream drew them in); a line without ink takes the number of
+    the line before it."""
+    placed = sorted((line for line in lines if line.segments), key=lambda line: line.top)
+    number, row_bottom = 0, float("-inf")
+    for line in placed:
+        if (line.top + line.bottom) / 2 > row_bottom:
+            number += 1
+            row_bottom = line.bottom
+        line.number = number
+    previous = 1
+    for line in lines:
+        line.number = line.number or previous
+        previous = line.number
+
+
 def _place(line: _Line, textpage: Any, raw_text: str, char: int, origin: tuple[float, float]) -> None:
-    """Set ``line``'s top, bottom and words from PDFium's boxes of its characters (``raw_text`` as PDFium
-    gave it, from character ``char``): across, each character's advance; down, the ink of the whole line.
+    """Set ``line``'s top, bottom and words from PDFium's boxes (``raw_text`` as PDFium gave it, from
+    character ``char``): across, a word runs from its first character's pen position to its last one's
+    advance (their loose boxes); down, the line spans the ink of its glyphs (PDFium's text rectangles).
 
     ``origin`` is the crop box's left and top edge, in PDF coordinates (y upward).
     """
+    narrow = raw_text.isascii() or max(raw_text) <= "\uffff"
+
+    def unit(offset: int) -> int:  # PDFium's index of raw_text[offset]: one per UTF-16 code unit
+        return char + offset + (0 if narrow else _wide_count(raw_text, 0, offset))
+
     segments: list[Segment] = []
-    length, x0, x1 = 0, 0.0, 0.0
-    top, bottom = float("inf"), float("-inf")
-    for ch in raw_text + " ":
-        if ch.isspace():
-            if length:
-                segments.append(Segment(length, x0 - origin[0], x1 - origin[0]))
-            length = 0
-        elif ch not in (_PDFIUM_HYPHEN, "\xad"):
-            left, _low, right, _high = textpage.get_charbox(char, loose=True)
-            _left, low, _right, high = textpage.get_charbox(char)
-            x0, x1 = (left, right) if not length else (min(x0, left), max(x1, right))
-            length += 1
-            if high > low:
-                top, bottom = min(top, origin[1] - high), max(bottom, origin[1] - low)
-        char += 2 if ord(ch) > 0xFFFF else 1
-    if segments and top <= bottom:
-        line.top, line.bottom, line.segments = top, bottom, tuple(segments)
+    for word in _WORD_RE.finditer(raw_text):
+        length = len(word.group()) - word.group().count(_PDFIUM_HYPHEN) - word.group().count("\xad")
+        if length:
+            (left, _, right, _), (left_2, _, right_2, _) = (
+                _loose_box(textpage, unit(word.start())), _loose_box(textpage, unit(word.end() - 1))
+            )
+            segments.append(Segment(length, min(left, left_2) - origin[0], max(right, right_2) - origin[0]))
+    rects = [textpage.get_rect(i) for i in range(textpage.count_rects(char, unit(len(raw_text)) - char))]
+    inked = [(origin[1] - high, origin[1] - low) for _left, low, _right, high in rects if high > low]
+    if segments and inked:
+        line.top, line.bottom = min(top for top, _ in inked), max(bottom for _, bottom in inked)
+        line.segments = tuple(segments)
+
+
+def _loose_box(textpage: Any, char: int) -> tuple[float, float, float, float]:
+    """Character ``char``'s box from its pen position to its advance, the font's ascent to descent:
+    (left, bottom, right, top)."""
+    box: tuple[float, float, float, float] = textpage.get_charbox(char, loose=True)
+    return box
 
 
 def _wide_count(text: str, start: int, end: int) -> int:

@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 
 from mcp_server.documents.corpus import load_corpus_config
 from mcp_server.documents.limits import FileInput, ReadingLimits
-from mcp_server.documents.page_drawing import Box, PageDrawing, is_drawable
+from mcp_server.documents.page_drawing import PageDrawing, Rect, is_drawable
 from mcp_server.documents.reader_process import DocumentReader
 from mcp_server.documents.safe_open import read_inside
 from mcp_server.errors import IngestError, InvalidQueryError, NotFoundError, SourceChangedError
@@ -68,7 +68,8 @@ def page_picture(
         file_seconds=min(settings.read_timeout_s, settings.call_timeout_s),
         page_seconds=min(settings.page_timeout_s, settings.call_timeout_s),
     )
-    drawing = PageDrawing(shown, _boxes(view, start, end, shown), settings.page_image_max_side, settings.page_image_max_bytes)
+    boxes = _boxes(retriever, view, (start, end), shown, scope)
+    drawing = PageDrawing(shown, boxes, settings.page_image_max_side, settings.page_image_max_bytes)
     try:
         with DocumentReader() as reader:
             png = reader.draw(FileInput(data, path, limits), drawing)
@@ -81,20 +82,36 @@ def _span(view: DocumentView, ref: str, chunk: int | None) -> tuple[int, int, in
     """The span to highlight (empty: none) and the page it starts on: the quote's, the chunk's, or none on page 1."""
     if view.quote is not None:
         return view.quote.char_start, view.quote.char_end, _number(view.quote.page)
-    named = chunk is not None or ref.strip().rpartition("#")[2].isdigit()
-    if named and view.chunks:
+    if names_chunk(ref, chunk) and view.chunks:
         cited = view.chunks[0]  # window=0: the named chunk alone
         return cited.char_start, cited.char_end, _number(cited.page)
     return 0, 0, 1
+
+
+def names_chunk(ref: str, chunk: int | None) -> bool:
+    """Whether a request for document ``ref`` names one of its chunks: by ``chunk``, or a citation id's ``#N``."""
+    return chunk is not None or ref.strip().rpartition("#")[2].isdigit()
 
 
 def _number(page: int | str | None) -> int:
     return page if isinstance(page, int) else 1
 
 
-def _boxes(view: DocumentView, start: int, end: int, page: int) -> tuple[Box, ...]:
-    """The boxes of the span ``[start, end)`` on ``page``."""
-    return ()
+def _boxes(
+    retriever: Retriever, view: DocumentView, span: tuple[int, int], page: int, scope: Collection[str] | None
+) -> tuple[Rect, ...]:
+    """The boxes of ``span`` on ``page`` (none for an empty span, or one with no text there); refused when the
+    index recorded no position for any of it (built before positions were kept)."""
+    start, end = span
+    if start >= end:
+        return ()
+    pages = retriever.page_boxes(view.corpus, view.doc_id, start, end, scope)
+    if not pages:
+        raise InvalidQueryError(
+            f"the index holds no positions for the text of {view.corpus}:{view.doc_id}, so nothing can be highlighted "
+            "on its pages; rebuild it (ragmcp ingest --rebuild), or ask for the page alone (page=P)."
+        )
+    return tuple((box.x0, box.y0, box.x1, box.y1) for found in pages if found.page == page for box in found.boxes)
 
 
 def _indexed_bytes(retriever: Retriever, view: DocumentView) -> tuple[bytes, Path]:

@@ -4,7 +4,8 @@ A host can show or fetch what a result cites without a model copying URIs: a sea
 hit's document (``doc://``, once per document) and, for a hit on a page of a PDF or a picture,
 a picture of that page with the hit's chunk highlighted (``page://…?chunk=N``, ``image/png``);
 ``get_document`` names its document and the picture of a quote it found (``page://…?quote=…``)
-or of each chunk of the window it returned. Everything linked is what the result already
+or of each chunk of the window it returned; ``check_answer`` names, for each supported sentence, the
+documents of its evidence and the picture of each piece of evidence that lies on a page. Everything linked is what the result already
 returned, so a link never names what the caller may not read. The URIs are built in
 :mod:`mcp_server.surface.links`.
 """
@@ -13,7 +14,9 @@ from __future__ import annotations
 
 from mcp.types import ResourceLink
 
+from mcp_server.grounding.quotes import MAX_QUOTE_CHARS
 from mcp_server.models import Citation
+from mcp_server.surface.answer_check import AnswerCheck
 from mcp_server.surface.links import PAGE_MIME_TYPE, document_uri, page_uri
 from mcp_server.surface.tools import DocumentResult, SearchResult
 
@@ -32,8 +35,9 @@ def search_links(result: SearchResult) -> list[ResourceLink]:
     return links
 
 
-def document_links(result: DocumentResult) -> list[ResourceLink]:
-    """The document, and the picture of the page of its quote, or of each chunk of a window of it."""
+def document_links(result: DocumentResult, chunked: bool) -> list[ResourceLink]:
+    """The document, and the picture of the page of its quote, or of each chunk of the window of it a request
+    naming a chunk (``chunked``) returned."""
     links = [_document_link(result.corpus, result.doc_id, result.title)]
     quote = result.quote
     if quote is not None:
@@ -41,19 +45,28 @@ def document_links(result: DocumentResult) -> list[ResourceLink]:
             uri = page_uri(result.corpus, result.doc_id, chunk=quote.citation.chunk, quote=quote.quote)
             links.append(_page_link(uri, f"{quote.citation.id} (quote)", f"{result.title}, p. {quote.page}: the quote"))
         return links
-    whole = result.text_offset == 0 and not result.truncated and len(result.text) == result.char_count
-    if not whole:
-        links.extend(_chunk_page_link(chunk_citation) for chunk_citation in _window_citations(result))
+    if chunked and result.page_kind == "page":
+        links.extend(
+            _page_link(page_uri(result.corpus, result.doc_id, chunk=span.chunk), span.citation_id, f"{result.title}, p. {span.page}")
+            for span in result.chunks
+            if isinstance(span.page, int)
+        )
     return links
 
 
-def _window_citations(result: DocumentResult) -> list[Citation]:
-    """The citations of the window's chunks that lie on a page."""
-    return [
-        result.citation.model_copy(update={"id": span.citation_id, "chunk": span.chunk, "page": span.page})
-        for span in result.chunks
-        if result.page_kind == "page" and isinstance(span.page, int)
-    ]
+def check_links(result: AnswerCheck) -> list[ResourceLink]:
+    """The documents of the supported sentences' evidence (once each) and the picture of each piece on a page."""
+    links: dict[str, ResourceLink] = {}
+    for sentence in result.sentences:
+        for evidence in sentence.evidence:
+            citation = evidence.citation
+            document = _document_link(citation.corpus, citation.doc_id, citation.title)
+            links.setdefault(str(document.uri), document)
+            if _on_a_page(citation):
+                quote = evidence.quote if len(evidence.quote) <= MAX_QUOTE_CHARS else None
+                uri = page_uri(citation.corpus, citation.doc_id, chunk=citation.chunk, quote=quote)
+                links.setdefault(uri, _page_link(uri, f"{citation.id} (evidence)", f"{citation.title}, p. {citation.page}"))
+    return list(links.values())
 
 
 def _on_a_page(citation: Citation) -> bool:

@@ -60,6 +60,7 @@ from mcp_server.errors import CallTimeoutError, InvalidQueryError, RetrievalErro
 from mcp_server.grants import FULL_ACCESS, Grant
 from mcp_server.grounding.deadline import DeadlineExceeded, running_until
 from mcp_server.models import CorpusInfo, SearchFilters, SqlResult
+from mcp_server.retrieval.page_pictures import names_chunk
 from mcp_server.models import Retriever as RetrieverName
 from mcp_server.settings import Settings
 from mcp_server.surface import descriptions as text
@@ -67,7 +68,7 @@ from mcp_server.surface.arguments import ArgumentCheck
 from mcp_server.surface.call_notes import note_error
 from mcp_server.surface.fair_slots import FairSlots
 from mcp_server.surface.links import DOCUMENT_URI, PAGE_MIME_TYPE, PAGE_URI
-from mcp_server.surface.resource_links import document_links, search_links
+from mcp_server.surface.resource_links import check_links, document_links, search_links
 from mcp_server.surface.listing import DocumentListing
 from mcp_server.surface.answer_check import AnswerCheck
 from mcp_server.surface.rendering import fit_search, render_check, render_document, render_search, render_sql
@@ -386,7 +387,8 @@ def _add_document_tool(surface: _Surface) -> None:
         work = partial(
             tools.get_document, doc_id, corpus=corpus, chunk=chunk, window=window, scope=scope, quote=quote
         )
-        return await calls.result(work, render_document, tenant=surface.tenant, links=document_links)
+        links = partial(document_links, chunked=names_chunk(doc_id, chunk))
+        return await calls.result(work, render_document, tenant=surface.tenant, links=links)
 
     surface.add_tool(get_document, "get_document", "Read a document", text.GET_DOCUMENT.format(**surface.numbers))
 
@@ -399,7 +401,7 @@ def _add_check_tool(surface: _Surface) -> None:
         question: Annotated[str | None, _field(text.QUESTION)] = None,
     ) -> Annotated[CallToolResult, AnswerCheck]:
         work = partial(tools.check_answer, answer, question, scope)
-        return await calls.result(work, render_check, tenant=surface.tenant)
+        return await calls.result(work, render_check, tenant=surface.tenant, links=check_links)
 
     surface.add_tool(check_answer, "check_answer", "Check an answer's citations", text.CHECK_ANSWER)
 

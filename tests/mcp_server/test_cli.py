@@ -271,6 +271,32 @@ def test_after_ingesting_a_folder_the_cli_reads_it_without_a_setting(tmp_path: P
     assert f"indexed but not served: mydocs (1 documents) — serve with RAGMCP_CORPORA={folder};" in status
 
 
+def test_doc_png_writes_the_cited_page_with_the_quote_highlighted(  # type: ignore[no-untyped-def]
+    run, tiny_settings: Settings, tmp_path: Path
+) -> None:
+    from tests.mcp_server.documents.test_page_drawing import highlighted, write_line_pdf
+
+    write_line_pdf(tiny_settings.corpora[0] / "leave.pdf")
+    run("ingest")
+    out_png = tmp_path / "page.png"
+    code, out, err = run("doc", "tiny:leave", "--quote", "twenty five days", "--png", str(out_png))
+    assert code == 0, err
+    assert out == "" and f"wrote page 1 of tiny:leave to {out_png}" in err
+    assert highlighted(out_png.read_bytes()).any()
+
+    code, _, err = run("doc", "tiny:leave#0", "--png", str(tmp_path / "chunk.png"), "--page", "2")
+    assert code == 0, err
+    assert not highlighted((tmp_path / "chunk.png").read_bytes()).any()  # the chunk is on page 1
+
+    code, _, err = run("doc", "tiny:beta#0", "--png", str(tmp_path / "beta.png"))
+    assert code == 1 and "tiny:beta (beta.md) has no pages to show: only PDFs and pictures do" in err
+    assert not (tmp_path / "beta.png").exists()
+    code, _, err = run("doc", "tiny:leave#0", "--png", str(tmp_path / "no-such-folder" / "page.png"))
+    assert code == 1 and "cannot write the picture to" in err and "a folder you can write to" in err
+    code, _, err = run("doc", "tiny:leave#0", "--page", "2")
+    assert code == 2 and "--page picks the page of the picture --png writes" in err
+
+
 def test_since_this_year_finds_office_files_saved_today_with_2013_template_dates(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -31,14 +31,18 @@ def word_box(line: str, word: str, origin: tuple[float, float] = ORIGIN, page: t
     return (x0, top, x1, bottom)
 
 
-def write_line_pdf(path: Path, page: tuple[float, float] = PAGE, origin: tuple[float, float] = ORIGIN) -> Path:
+def write_line_pdf(
+    path: Path, page: tuple[float, float] = PAGE, origin: tuple[float, float] = ORIGIN,
+    lines: tuple[str, ...] = (LINE, "The second page tells of the office hours on Fridays"),
+) -> Path:
+    """A PDF (reportlab) with one line of text a page, each set at ``origin``."""
     from reportlab.pdfgen import canvas
 
     pdf = canvas.Canvas(str(path), pagesize=page)
-    pdf.setFont(FONT, SIZE)
-    pdf.drawString(origin[0], origin[1], LINE)
-    pdf.showPage()
-    pdf.drawString(origin[0], origin[1], "second page")
+    for line in lines:
+        pdf.setFont(FONT, SIZE)
+        pdf.drawString(origin[0], origin[1], line)
+        pdf.showPage()
     pdf.save()
     return path
 
@@ -132,7 +136,7 @@ def test_markdown_has_no_page_to_draw(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_drawing_runs_in_the_reading_process_within_its_memory_cap(tmp_path: Path) -> None:
+def test_drawing_runs_in_the_reading_process_within_its_caps(tmp_path: Path) -> None:
     path = write_line_pdf(tmp_path / "leave.pdf")
     drawing = PageDrawing(page=1, boxes=(word_box(LINE, "leave"),), max_side=1600, max_bytes=2_000_000)
     with DocumentReader() as reader:
@@ -142,3 +146,7 @@ def test_drawing_runs_in_the_reading_process_within_its_memory_cap(tmp_path: Pat
         bomb.write_bytes(b"%PDF-1.4 not really")
         with pytest.raises(IngestError, match="not a readable PDF"):
             reader.draw(FileInput(bomb.read_bytes(), bomb, ReadingLimits(memory_mb=1024)), drawing)
+        slow = FileInput(path.read_bytes(), path, ReadingLimits(memory_mb=1024, page_seconds=0.01))
+        with pytest.raises(IngestError, match="on one page; raise RAGMCP_PAGE_TIMEOUT_S"):  # stopped, not waited for
+            reader.draw(slow, PageDrawing(page=1, boxes=(), max_side=6_000, max_bytes=50_000_000))
+        assert reader.draw(FileInput(path.read_bytes(), path, ReadingLimits(memory_mb=1024)), drawing) == png

@@ -24,6 +24,7 @@ from mcp_server.surface.server import (
     build_server,
 )
 from mcp_server.surface import listing
+from mcp_server.surface.links import PAGE_URI
 from mcp_server.surface.tools import RetrievalTools
 from tests.mcp_server.surface.mcp_contract import (
     call_checked,
@@ -317,7 +318,7 @@ async def test_resources_list_corpora_schema_and_documents(client: Client, acme:
         assert resource.name.startswith("acme:") and resource.title and resource.mime_type == "text/plain"
         assert f"[{resource.name}#0]" in _resource_text(await client.read_resource(str(resource.uri)))
     templates = (await client.list_resource_templates()).resource_templates
-    assert [t.uri_template for t in templates] == [DOCUMENT_URI]
+    assert [t.uri_template for t in templates] == [DOCUMENT_URI, PAGE_URI]
 
     corpora = json.loads(_resource_text(await client.read_resource(CORPORA_URI)))
     assert corpora == [{"name": "acme", "description": corpora[0]["description"], "language": "en",
