@@ -129,9 +129,10 @@ def span_boxes(pages: Sequence[PageGeometry], start: int, end: int) -> list[Page
 
 
 def line_numbers(pages: Sequence[PageGeometry], start: int, end: int) -> tuple[int, int] | None:
-    """The numbers of the first and last line the span ``[start, end)`` touches (on its pages), or None."""
-    numbers = [line.number for page in pages for line in _lines_in(page, start, end)]
-    return (numbers[0], numbers[-1]) if numbers else None
+    """The first line the span ``[start, end)`` touches on its first page and the last on its last page
+    (the topmost and the lowest: a PDF may hold its lines out of reading order), or None."""
+    numbers = [numbers for page in pages if (numbers := [line.number for line in _lines_in(page, start, end)])]
+    return (min(numbers[0]), max(numbers[-1])) if numbers else None
 
 
 def _lines_in(page: PageGeometry, start: int, end: int) -> list[LineGeometry]:
@@ -155,9 +156,8 @@ def _line_box(page: PageGeometry, line: LineGeometry, start: int, end: int) -> B
         offset += segment.length + 1
     if not edges:
         return None
-    return Box(
-        page=page.page, x0=round(edges[0][0], 1), y0=round(line.top, 1), x1=round(edges[-1][1], 1), y1=round(line.bottom, 1)
-    )
+    left, right = min(edge[0] for edge in edges), max(edge[1] for edge in edges)  # right to left scripts too
+    return Box(page=page.page, x0=round(left, 1), y0=round(line.top, 1), x1=round(right, 1), y1=round(line.bottom, 1))
 
 
 def encode_page(page: PageGeometry) -> tuple[int, int, bytes]:

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.anyio
 TOOL_LIST_CHARS = 35_000
 """The most characters of JSON one tools/list result may take with one corpus and the demo database (50,118
 before issue 37; 32,393 before citations carried their boxes on the page, issue 34, which add 2,281 to the five
-output schemas that hold a citation). Its six output schemas take 19,800 of them."""
+output schemas that hold a citation). Its six output schemas take about 19,800 of them."""
 MODEL_FACING_CHARS = 15_000
 """The most characters of what hosts hand their model of the six tools: name, title, description, input schema
 (21,457 before issue 37)."""
