@@ -15,12 +15,15 @@ only). The location is compared with the words poppler read:
 
 - **page**: the located page is the quote's page;
 - **lines**: the located ``line_start``/``line_end`` are the visible lines (rows, from 1, top to
-  bottom, running header included: :mod:`poppler`) of the quote's first and last word;
+  bottom, running header included: :mod:`poppler`) of the quote's first and last word; also
+  counted on the pages whose rows are clear (not ``staggered``, :mod:`poppler`) alone;
 - **boxes**: the truth is one box per visible line the quote is on, the union of its words'
   boxes there; the located boxes match when there are as many, on the same pages, and each
   pair (in page and top-to-bottom order) overlaps by IoU >= 0.9. ``x-only`` is the same with
   the boxes' horizontal extents alone (it tells a box of the right words from a line height
-  measured otherwise: poppler's boxes span the font's ascent to its descent).
+  measured otherwise: poppler's boxes span the font's ascent to its descent). ``tall`` counts the
+  quotes with a located box over 1.5 times as tall as poppler's tallest line of the quote: two
+  rows the product took for one line.
 
 Located quotes are the denominator of the shares; the others are counted apart. The picture
 of the located quote's page is drawn for the first quotes of each manual through
@@ -63,15 +66,17 @@ from mcp_server.settings import Settings  # noqa: E402
 
 CORPUS = "manuals"
 IOU_THRESHOLD = 0.9
+TALL = 1.5
 MIN_WORDS, MAX_WORDS = 5, 15
 
 
 @dataclass(frozen=True)
 class Quote:
-    """A run of words poppler read on one page."""
+    """A run of words poppler read on one page (``staggered``: that page's rows are unclear)."""
 
     page: int
     words: tuple[Word, ...]
+    staggered: bool
 
     @property
     def text(self) -> str:
@@ -94,9 +99,12 @@ class Tally:
     exact: int = 0
     page: int = 0
     lines: int = 0
+    clear: int = 0
+    clear_lines: int = 0
     boxed: int = 0
     boxes: int = 0
     boxes_x: int = 0
+    tall: int = 0
     ious: list[float] = field(default_factory=list)
     picture_ms: list[float] = field(default_factory=list)
     misses: list[str] = field(default_factory=list)
@@ -136,7 +144,7 @@ def sample_quotes(pages: Sequence[Page], count: int, rng: random.Random) -> list
         if len(page_words) < length:
             continue
         start = min(start, len(page_words) - length)
-        quote = Quote(number, page_words[start : start + length])
+        quote = Quote(number, page_words[start : start + length], by_number[number].staggered)
         if UNREADABLE in quote.text or everything.count(f" {quote.text} ") != 1:
             continue
         quotes.setdefault(quote.text, quote)
@@ -151,6 +159,8 @@ def judge(quote: Quote, located: QuoteLocation, tally: Tally) -> None:
     numbers = (located.line_start, located.line_end) if located.lines == "page" else None
     lines_ok = numbers == (quote.words[0].row, quote.words[-1].row)
     tally.lines += lines_ok
+    tally.clear += not quote.staggered
+    tally.clear_lines += lines_ok and not quote.staggered
     found = located.boxes
     if found is None:
         tally.misses.append(_miss(quote, located, "no boxes", lines_ok))
@@ -164,6 +174,8 @@ def judge(quote: Quote, located: QuoteLocation, tally: Tally) -> None:
     tally.ious.append(overlap)
     tally.boxes += overlap >= IOU_THRESHOLD
     tally.boxes_x += overlap_x >= IOU_THRESHOLD
+    tallest = max(rect[3] - rect[1] for _, rect in truth)
+    tally.tall += any(rect[3] - rect[1] > TALL * tallest for _, rect in boxes)
     if overlap < IOU_THRESHOLD or not lines_ok:
         tally.misses.append(_miss(quote, located, f"IoU {overlap:.2f} (x-only {overlap_x:.2f}), {len(boxes)} boxes "
                                   f"for {len(truth)}: located {_boxes(boxes)}, poppler {_boxes(truth)}", lines_ok))  # fmt: skip
@@ -217,7 +229,7 @@ def report(tallies: dict[str, Tally], sources: dict[str, str], pages: dict[str, 
            seconds: float) -> str:  # fmt: skip
     total = Tally()
     for tally in tallies.values():
-        for name in ("quotes", "located", "exact", "page", "lines", "boxed", "boxes", "boxes_x"):
+        for name in ("quotes", "located", "exact", "page", "lines", "clear", "clear_lines", "boxed", "boxes", "boxes_x", "tall"):
             setattr(total, name, getattr(total, name) + getattr(tally, name))
         total.ious += tally.ious
         total.picture_ms += tally.picture_ms
@@ -231,8 +243,8 @@ def report(tallies: dict[str, Tally], sources: dict[str, str], pages: dict[str, 
         f"{platform.machine()} Python {platform.python_version()}). See measure.py for what is compared.",
         "",
         "| manual (Debian package file) | pages | quotes | located | exact | page right | lines right "
-        f"| boxes IoU ≥ {IOU_THRESHOLD} | same, x only | median IoU |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        f"| lines right, clear rows | boxes IoU ≥ {IOU_THRESHOLD} | same, x only | median IoU | tall |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, tally in rows:
         source = f"{name} (`{sources[name]}`)" if name in sources else "**all**"
@@ -240,8 +252,9 @@ def report(tallies: dict[str, Tally], sources: dict[str, str], pages: dict[str, 
         lines.append(
             f"| {source} | {pages.get(name, sum(pages.values()))} | {tally.quotes} | {share(tally.located, tally.quotes)} "
             f"| {share(tally.exact, tally.located)} | {share(tally.page, tally.located)} "
-            f"| {share(tally.lines, tally.located)} | {share(tally.boxes, tally.boxed)} "
-            f"| {share(tally.boxes_x, tally.boxed)} | {median} |"
+            f"| {share(tally.lines, tally.located)} | {share(tally.clear_lines, tally.clear)} "
+            f"| {share(tally.boxes, tally.boxed)} "
+            f"| {share(tally.boxes_x, tally.boxed)} | {median} | {tally.tall} |"
         )
     lines.append("")
     if total.boxed < total.located:

@@ -11,6 +11,12 @@ within that row's top-to-bottom extent (a word set a little higher, a subscript,
 of a line poppler split at a wide gap stay one row). Rows are numbered from 1 top to bottom;
 every row with text counts, the running header and footer included (they are on the page).
 A word's visible line is its ``<line>``'s row.
+
+Rows are not always clear: the cells of a table row set at staggered heights (a two-line header
+cell beside a one-line one) overlap without lining up, and one reader groups them otherwise
+than another. A page where two rows overlap by more than :data:`OVERLAP_SHARE` of the lower one's
+height (a tall bullet glyph's box overlaps a little) is marked ``staggered``, so the line count can
+be judged on the other pages alone.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 _XHTML = "{http://www.w3.org/1999/xhtml}"
+OVERLAP_SHARE = 0.25
 _CONTROL_RE = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f]")  # glyphs of old TeX fonts, which XML may not hold
 UNREADABLE = "\ufffd"
 """What a control character in poppler's text becomes (a quote holding one is not sampled)."""
@@ -48,6 +55,7 @@ class Page:
     height: float
     words: tuple[Word, ...]
     rows: int
+    staggered: bool
 
 
 def read_pdf(pdf: Path) -> list[Page]:
@@ -71,9 +79,8 @@ def parse(xhtml: bytes) -> list[Page]:
             for word in line_words
             if (word.text or "").strip()
         )
-        pages.append(
-            Page(number, float(page.get("width", 0)), float(page.get("height", 0)), words, max(rows, default=0))
-        )
+        size = float(page.get("width", 0)), float(page.get("height", 0))
+        pages.append(Page(number, *size, words, max(rows, default=0), _staggered([r for r, _ in lines], rows)))
     return pages
 
 
@@ -89,6 +96,16 @@ def visible_rows(lines: list[Rect]) -> list[int]:
             bottom = max(bottom, low)
         rows[index] = row
     return rows
+
+
+def _staggered(lines: list[Rect], rows: list[int]) -> bool:
+    """Whether a row overlaps the row above it by more than :data:`OVERLAP_SHARE` of its height."""
+    extents: dict[int, tuple[float, float]] = {}
+    for (_, top, _, bottom), row in zip(lines, rows):
+        upper, lower = extents.get(row, (top, bottom))
+        extents[row] = min(upper, top), max(lower, bottom)
+    ordered = [extents[row] for row in sorted(extents)]
+    return any(above[1] - below[0] > OVERLAP_SHARE * (below[1] - below[0]) for above, below in zip(ordered, ordered[1:]))
 
 
 def _rect(element: ElementTree.Element) -> Rect:
