@@ -74,7 +74,9 @@ def page_picture(
         with DocumentReader() as reader:
             png = reader.draw(FileInput(data, path, limits), drawing)
     except IngestError as error:
-        raise InvalidQueryError(f"page {shown} of {name} could not be drawn: {error}") from error
+        timing = " (a page is drawn within the shorter of RAGMCP_PAGE_TIMEOUT_S and RAGMCP_CALL_TIMEOUT_S)"
+        late = "took longer than" in str(error)
+        raise InvalidQueryError(f"page {shown} of {name} could not be drawn: {error}{timing if late else ''}") from error
     return PagePicture(view.corpus, view.doc_id, shown, png)
 
 

@@ -1,4 +1,10 @@
-"""The MCP surface: six cited retrieval tools (five to retrieve, check_answer to check a draft), three resources and a research prompt.
+"""The MCP surface: six cited retrieval tools (five to retrieve, check_answer to check a draft), resources and a research prompt.
+
+The resources: the corpus list, the SQL schema, each document (``doc://``) and a picture of any page of a
+PDF or scanned picture with a cited span highlighted (``page://``, a PNG; the URIs are in
+:mod:`mcp_server.surface.links`). The search, get_document and check_answer results carry
+``resource_link`` blocks naming the documents and page pictures they cite
+(:mod:`mcp_server.surface.resource_links`).
 
 :func:`build_server` publishes a :class:`~mcp_server.surface.tools.ToolBackend` (an opened
 index generation and the database, or the stdio server's live view of them,
@@ -60,8 +66,8 @@ from mcp_server.errors import CallTimeoutError, InvalidQueryError, RetrievalErro
 from mcp_server.grants import FULL_ACCESS, Grant
 from mcp_server.grounding.deadline import DeadlineExceeded, running_until
 from mcp_server.models import CorpusInfo, SearchFilters, SqlResult
-from mcp_server.retrieval.page_pictures import names_chunk
 from mcp_server.models import Retriever as RetrieverName
+from mcp_server.retrieval.page_pictures import names_chunk
 from mcp_server.settings import Settings
 from mcp_server.surface import descriptions as text
 from mcp_server.surface.arguments import ArgumentCheck

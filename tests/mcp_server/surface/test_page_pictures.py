@@ -204,3 +204,20 @@ async def test_a_scanned_pictures_page_is_the_picture_itself_with_the_quote_high
     assert not mask[: y0 - 30].any() and not mask[y1 + 30 :].any()  # the other line and the margins untouched
     original = np.asarray(page).astype(int)
     assert (drawn[~mask] == original[~mask]).mean() > 0.99  # elsewhere, the picture's own pixels
+
+
+def test_a_page_slower_to_draw_than_its_time_limit_is_refused_naming_the_settings(papers: Settings) -> None:
+    from mcp_server.errors import InvalidQueryError
+    from mcp_server.retrieval.page_pictures import page_picture
+    from mcp_server.retrieval.retriever import Retriever
+
+    hurried = papers.model_copy(update={"page_timeout_s": 0.01, "page_image_max_side": 6_000})
+    retriever = Retriever.open(hurried)
+    try:
+        with pytest.raises(InvalidQueryError) as refused:
+            page_picture(retriever, f"papers:{DOC_ID}#0")
+    finally:
+        retriever.close()
+    message = str(refused.value)
+    assert message.startswith("page 1 of papers:hr/leave policy could not be drawn: hr/leave policy.pdf took longer")
+    assert "the shorter of RAGMCP_PAGE_TIMEOUT_S and RAGMCP_CALL_TIMEOUT_S" in message
