@@ -695,7 +695,7 @@ def _load_into_docstore(
     try:
         data = read_inside(source.path, config.root.resolve(), limits.max_file_bytes)
         fingerprint = file_fingerprint(data, config)
-        extracted = reader.read(FileInput(data, source.path, limits), config.chunking)
+        extracted = reader.read(FileInput(data, source.path, limits, source.mtime_ns), config.chunking)
     except IngestError as error:
         reason = _reason(error, source)
         if fingerprint:
