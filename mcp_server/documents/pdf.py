@@ -17,8 +17,9 @@
 - **Lines and boxes** (:mod:`mcp_server.documents.geometry`): a line's number is its row of text on
   the page, counted from the top as a reader counts them: the blank lines put between paragraphs do
   not count, running headers and footers left out of the text do (they are on the page), lines side
-  by side share a row. Each line keeps its top and bottom (the ink of its glyphs) and each word's
-  left and right edge (the characters' advances), in points from the crop box's top-left corner.
+  by side share a row; the two halves of a word hyphenated across a line break are on their own lines.
+  Each line keeps its top and bottom (its fonts' ascent and descent) and each word's left and right
+  edge (the characters' advances), in points from the crop box's top-left corner.
   An OCR'd page's lines are placed from the detected text boxes, scaled to points.
 - The title comes from the document information's ``Title``, else the first heading.
 
@@ -27,6 +28,7 @@ Encrypted files are refused with what to do. PDFium's own messages never reach t
 
 from __future__ import annotations
 
+import ctypes
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -46,14 +48,20 @@ MIN_TEXT_CHARS = 20
 _HEADING_MAX_WORDS = 14
 _PAGE_NUMBER_RE = re.compile(r"(?i)(?:page\s+)?[-–—]?\s*\d{1,5}\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,5})?")
 _HYPHENATED_RE = re.compile(r"([a-zà-ÿ])-\n([a-zà-ÿ])")
-_LINE_RE = re.compile(r"\S[^\r\n]*")  # a line with text, from its first non-space character
+_LINE_RE = re.compile(r"[^\s\ufffe][^\r\n\ufffe]*\ufffe?")  # a line with text: to a line break or PDFium's hyphen
 _WORD_RE = re.compile(r"\S+")
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _DIGITS_RE = re.compile(r"\d+")
 _RENDER_DPI = 150
 _MARGIN_SHARE = 0.1
 _PDFIUM_HYPHEN = "\ufffe"  # how PDFium marks a hyphen it found at a line end (the word goes on after it)
+_STANDARD_FONTS = ((b"Courier", 629, -157), (b"Helvetica", 718, -207), (b"Arial", 718, -207), (b"Times", 683, -217))
+"""The standard fonts PDFium substitutes when a file does not embed them (and their usual aliases:
+CourierNew, TimesNewRoman): name prefix, ascent and descent in thousandths of the size (their AFMs)."""
 _PLACEHOLDER_TITLES = frozenset({"untitled", "untitled document", "title", "document"})
+
+FontExtent = Callable[[int, tuple[float, float, float, float]], tuple[float, float]]
+"""How far character ``char`` of a page reaches down and up, from its index and loose box (:func:`_font_extents`)."""
 
 
 @dataclass
@@ -61,6 +69,7 @@ class _Line:
     text: str
     size: float  # font size of its first character, in points
     gap_before: float  # vertical space above it, in points (0 for a page's first line)
+    joined: bool = False  # goes on with the word the line above broke off at its end (PDFium's hyphen)
     margin: bool = False  # in the top or bottom tenth of the page, where running headers and footers sit
     number: int = 0  # the page's row of text it is on, from the top (from 1; 0: a paragraph break OCR put in)
     top: float = 0.0  # points from the page's top
@@ -149,6 +158,8 @@ def _text_lines(page: Any) -> list[_Line]:
         previous_bottom: float | None = None
         wide = 0  # characters before the current line outside the BMP (two PDFium characters each)
         scanned = 0
+        joined = False
+        font_extent = _font_extents(textpage)
         for match in _LINE_RE.finditer(text):
             wide += _wide_count(text, scanned, match.start())
             scanned = match.start()
@@ -159,8 +170,9 @@ def _text_lines(page: Any) -> list[_Line]:
             previous_bottom = bottom
             margin = top > height * (1 - _MARGIN_SHARE) or bottom < height * _MARGIN_SHARE
             words = match.group().replace(_PDFIUM_HYPHEN, "").replace("\xad", "")  # a word broken at the line end
-            line = _Line(" ".join(words.split()), size, gap, margin)
-            _place(line, textpage, match.group(), char, (left, crop_top))
+            line = _Line(" ".join(words.split()), size, gap, margin=margin, joined=joined)
+            joined = match.group().endswith(_PDFIUM_HYPHEN)
+            _place(line, textpage, font_extent, match.group(), char, (left, crop_top))
             lines.append(line)
         _number_rows(lines)
         return lines
@@ -185,10 +197,12 @@ def _number_rows(lines: list[_Line]) -> None:
         previous = line.number
 
 
-def _place(line: _Line, textpage: Any, raw_text: str, char: int, origin: tuple[float, float]) -> None:
+def _place(
+    line: _Line, textpage: Any, font_extent: FontExtent, raw_text: str, char: int, origin: tuple[float, float]
+) -> None:
     """Set ``line``'s top, bottom and words from PDFium's boxes (``raw_text`` as PDFium gave it, from
     character ``char``): across, a word runs from its first character's pen position to its last one's
-    advance (their loose boxes); down, the line spans the ink of its glyphs (PDFium's text rectangles).
+    advance (their loose boxes); down, the line spans its words' fonts' descent to ascent (``font_extent``).
 
     ``origin`` is the crop box's left and top edge, in PDF coordinates (y upward).
     """
@@ -198,17 +212,18 @@ def _place(line: _Line, textpage: Any, raw_text: str, char: int, origin: tuple[f
         return char + offset + (0 if narrow else _wide_count(raw_text, 0, offset))
 
     segments: list[Segment] = []
+    extents: list[tuple[float, float]] = []  # the words' bottoms and tops (y upward), where their fonts give them
     for word in _WORD_RE.finditer(raw_text):
         length = len(word.group()) - word.group().count(_PDFIUM_HYPHEN) - word.group().count("\xad")
         if length:
-            (left, _, right, _), (left_2, _, right_2, _) = (
-                _loose_box(textpage, unit(word.start())), _loose_box(textpage, unit(word.end() - 1))
-            )
+            first = _loose_box(textpage, unit(word.start()))
+            (left, _, right, _), (left_2, _, right_2, _) = first, _loose_box(textpage, unit(word.end() - 1))
             segments.append(Segment(length, min(left, left_2) - origin[0], max(right, right_2) - origin[0]))
-    rects = [textpage.get_rect(i) for i in range(textpage.count_rects(char, unit(len(raw_text)) - char))]
-    inked = [(origin[1] - high, origin[1] - low) for _left, low, _right, high in rects if high > low]
-    if segments and inked:
-        line.top, line.bottom = min(top for top, _ in inked), max(bottom for _, bottom in inked)
+            bottom, top = font_extent(unit(word.start()), first)
+            if top > bottom:
+                extents.append((bottom, top))
+    if segments and extents:
+        line.top, line.bottom = origin[1] - max(top for _, top in extents), origin[1] - min(bottom for bottom, _ in extents)
         line.segments = tuple(segments)
 
 
@@ -217,6 +232,47 @@ def _loose_box(textpage: Any, char: int) -> tuple[float, float, float, float]:
     (left, bottom, right, top)."""
     box: tuple[float, float, float, float] = textpage.get_charbox(char, loose=True)
     return box
+
+
+def _font_extents(textpage: Any) -> FontExtent:
+    """A function giving how far a character of the page reaches down and up, (bottom, top) in PDF
+    coordinates, from its index and its loose box: its font's descent to its ascent.
+
+    That is the loose box's, but for a standard font the file does not embed (:data:`_STANDARD_FONTS`):
+    PDFium sets it in a substitute with a taller ascent and descent, so the standard font's own (its
+    AFM's ``Ascender`` and ``Descender``, as poppler takes them) are put at the character's baseline.
+    """
+    import pypdfium2.raw as raw
+
+    standard: dict[int, tuple[float, float] | None] = {}  # per text object: its standard font's metrics
+
+    def extent(char: int, loose: tuple[float, float, float, float]) -> tuple[float, float]:
+        text_object = raw.FPDFText_GetTextObject(textpage.raw, char)
+        key = ctypes.cast(text_object, ctypes.c_void_p).value or 0
+        if key not in standard:
+            standard[key] = _standard_metrics(text_object)
+        metrics = standard[key]
+        if metrics is None:
+            return loose[1], loose[3]
+        x, y = ctypes.c_double(), ctypes.c_double()
+        raw.FPDFText_GetCharOrigin(textpage.raw, char, x, y)
+        size = float(raw.FPDFText_GetFontSize(textpage.raw, char)) / 1000
+        return y.value + metrics[1] * size, y.value + metrics[0] * size
+
+    return extent
+
+
+def _standard_metrics(text_object: Any) -> tuple[float, float] | None:
+    """The ascent and descent (thousandths of the size) of the text object's font when it is a standard font
+    the file does not embed, else None."""
+    import pypdfium2.raw as raw
+
+    font = raw.FPDFTextObj_GetFont(text_object) if text_object else None
+    if not font or raw.FPDFFont_GetIsEmbedded(font):
+        return None
+    name = ctypes.create_string_buffer(128)
+    raw.FPDFFont_GetBaseFontName(font, name, len(name))
+    return next(((up, down) for prefix, up, down in _STANDARD_FONTS if name.value.startswith(prefix)), None)
 
 
 def _wide_count(text: str, start: int, end: int) -> int:
@@ -298,7 +354,7 @@ def _page_text(page: _Page) -> tuple[str, list[int]]:
     body = _body_size([page])
     for line in page.lines:
         if pieces:
-            separator = "\n\n" if body and line.gap_before > body * 0.9 else "\n"
+            separator = "" if line.joined else "\n\n" if body and line.gap_before > body * 0.9 else "\n"
             pieces.append(separator)
             length += len(separator)
         starts.append(length)

@@ -2,9 +2,7 @@
 
 PDFs are drawn with reportlab's ``drawString`` at known baselines, so each line's true box is
 known from the font's metrics: from the pen's start to its advance (``stringWidth``), from the
-font's ascent to its descent. The boxes read back follow the glyphs' ink up and down, so every
-line drawn here holds a letter that reaches the ascent (``l``, ``d``) and one that reaches the
-descent (``p``, ``y``), as most lines of prose do.
+font's ascent to its descent, as poppler's ``pdftotext -bbox-layout`` boxes words too.
 """
 
 from __future__ import annotations
@@ -12,9 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pptx
+import pytest
+import reportlab
 from PIL import ImageDraw, ImageFont
 from reportlab.lib.pagesizes import A4
-from reportlab.pdfbase.pdfmetrics import getFont, stringWidth
+from reportlab.pdfbase.pdfmetrics import getFont, registerFont, stringWidth
+from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen import canvas
 
 from mcp_server.documents.chunking import ChunkingOptions
@@ -32,11 +33,11 @@ LINES = [
 """Each line has an ascender (l, d, b, t) and a descender (p, y)."""
 
 
-def _write_pdf(path: Path, pages: list[list[tuple[float, str]]]) -> Path:
-    """A PDF of pages of ``(baseline, text)`` lines drawn in 12 pt Helvetica at x = 72 (y upward, PDF-style)."""
+def _write_pdf(path: Path, pages: list[list[tuple[float, str]]], font: str = FONT) -> Path:
+    """A PDF of pages of ``(baseline, text)`` lines drawn in 12 pt ``font`` at x = 72 (y upward, PDF-style)."""
     pdf = canvas.Canvas(str(path), pagesize=(612, HEIGHT))
     for lines in pages:
-        pdf.setFont(FONT, SIZE)
+        pdf.setFont(font, SIZE)
         for baseline, text in lines:
             pdf.drawString(LEFT, baseline, text)
         pdf.showPage()
@@ -44,12 +45,12 @@ def _write_pdf(path: Path, pages: list[list[tuple[float, str]]]) -> Path:
     return path
 
 
-def _true_box(page: int, baseline: float, line: str, start: int, end: int) -> Box:
+def _true_box(page: int, baseline: float, line: str, start: int, end: int, font: str = FONT) -> Box:
     """The box of ``line[start:end]`` drawn at ``baseline``, from the font's metrics (top-left origin)."""
-    face = getFont(FONT).face
-    x0 = LEFT + stringWidth(line[:start], FONT, SIZE)
+    face = getFont(font).face
+    x0 = LEFT + stringWidth(line[:start], font, SIZE)
     return Box(
-        page=page, x0=x0, x1=x0 + stringWidth(line[start:end], FONT, SIZE),
+        page=page, x0=x0, x1=x0 + stringWidth(line[start:end], font, SIZE),
         y0=HEIGHT - baseline - face.ascent * SIZE / 1000, y1=HEIGHT - baseline - face.descent * SIZE / 1000,
     )  # fmt: skip
 
@@ -92,6 +93,32 @@ def test_a_quote_over_two_lines_gets_a_box_per_line(tmp_path: Path) -> None:
     start = LINES[1].index("only")
     assert _iou(first, _true_box(1, 686, LINES[1], start, len(LINES[1]))) >= 0.9
     assert _iou(second, _true_box(1, 672, LINES[2], 0, len("Supply the yearly"))) >= 0.9
+
+
+def test_a_quote_over_a_hyphenated_line_break_gets_a_box_per_line(tmp_path: Path) -> None:
+    """PDFium marks the hyphen and runs the two lines together in its text; the text joins the word."""
+    lines = ["Deputy managers place the pump filters sym-", "metrically, and keep the old ones dry by the depot."]
+    path = _write_pdf(tmp_path / "filters.pdf", [[(700, lines[0]), (686, lines[1])]])
+
+    (page,) = _boxes_of(path, "filters symmetrically, and keep")
+
+    first, second = page.boxes
+    assert _iou(first, _true_box(1, 700, lines[0], lines[0].index("filters"), len(lines[0]))) >= 0.9
+    assert _iou(second, _true_box(1, 686, lines[1], 0, len("metrically, and keep"))) >= 0.9
+
+
+@pytest.mark.parametrize("font", [FONT, "Vera"], ids=["standard font, not embedded", "embedded font"])
+def test_a_line_is_boxed_from_its_font_ascent_to_its_descent(tmp_path: Path, font: str) -> None:
+    """Not its glyphs' ink: a line of low letters is as tall as any other (as poppler and readers box it).
+    PDFium sets a standard font the file does not embed in a taller substitute: its own metrics count."""
+    registerFont(TTFont("Vera", Path(reportlab.__file__).parent / "fonts" / "Vera.ttf"))
+    line = "our ocean waves were seen over seven seas"
+    path = _write_pdf(tmp_path / "waves.pdf", [[(700, line)]], font)
+
+    (page,) = _boxes_of(path, "ocean waves were seen")
+
+    (box,) = page.boxes
+    assert _iou(box, _true_box(1, 700, line, 4, 4 + len("ocean waves were seen"), font)) >= 0.9, box
 
 
 def test_a_quote_across_a_page_break_gets_boxes_on_both_pages(tmp_path: Path) -> None:
