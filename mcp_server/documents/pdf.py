@@ -58,6 +58,9 @@ _PDFIUM_HYPHEN = "\ufffe"  # how PDFium marks a hyphen it found at a line end (t
 _STANDARD_FONTS = ((b"Courier", 629, -157), (b"Helvetica", 718, -207), (b"Arial", 718, -207), (b"Times", 683, -217))
 """The standard fonts PDFium substitutes when a file does not embed them (and their usual aliases:
 CourierNew, TimesNewRoman): name prefix, ascent and descent in thousandths of the size (their AFMs)."""
+_UNKNOWN_ASCENT, _UNKNOWN_DESCENT = 0.95, -0.35
+"""A font's ascent and descent (share of its size) where its descriptor gives 0, which no font has (TeX's
+math symbols declare a descent of 0, their braces going well below the baseline): poppler's defaults."""
 _PLACEHOLDER_TITLES = frozenset({"untitled", "untitled document", "title", "document"})
 
 FontExtent = Callable[[int, tuple[float, float, float, float]], tuple[float, float]]
@@ -202,7 +205,8 @@ def _place(
 ) -> None:
     """Set ``line``'s top, bottom and words from PDFium's boxes (``raw_text`` as PDFium gave it, from
     character ``char``): across, a word runs from its first character's pen position to its last one's
-    advance (their loose boxes); down, the line spans its words' fonts' descent to ascent (``font_extent``).
+    advance (their loose boxes), and from its fonts' ascent to their descent (``font_extent``); the line
+    spans its words'.
 
     ``origin`` is the crop box's left and top edge, in PDF coordinates (y upward).
     """
@@ -211,20 +215,24 @@ def _place(
     def unit(offset: int) -> int:  # PDFium's index of raw_text[offset]: one per UTF-16 code unit
         return char + offset + (0 if narrow else _wide_count(raw_text, 0, offset))
 
-    segments: list[Segment] = []
-    extents: list[tuple[float, float]] = []  # the words' bottoms and tops (y upward), where their fonts give them
+    words: list[tuple[int, float, float, float, float]] = []  # length, left, right, top, bottom (y downward)
     for word in _WORD_RE.finditer(raw_text):
         length = len(word.group()) - word.group().count(_PDFIUM_HYPHEN) - word.group().count("\xad")
         if length:
             first = _loose_box(textpage, unit(word.start()))
-            (left, _, right, _), (left_2, _, right_2, _) = first, _loose_box(textpage, unit(word.end() - 1))
-            segments.append(Segment(length, min(left, left_2) - origin[0], max(right, right_2) - origin[0]))
-            bottom, top = font_extent(unit(word.start()), first)
-            if top > bottom:
-                extents.append((bottom, top))
-    if segments and extents:
-        line.top, line.bottom = origin[1] - max(top for _, top in extents), origin[1] - min(bottom for bottom, _ in extents)
-        line.segments = tuple(segments)
+            last = _loose_box(textpage, unit(word.end() - 1))
+            bottom, top = font_extent(unit(word.start()), first)  # a word is set in its first character's font
+            words.append((
+                length, min(first[0], last[0]) - origin[0], max(first[2], last[2]) - origin[0],
+                origin[1] - top, origin[1] - bottom,
+            ))  # fmt: skip
+    tall = [(top, bottom) for *_, top, bottom in words if bottom > top]  # a character without a font has none
+    if tall:
+        line.top, line.bottom = min(top for top, _ in tall), max(bottom for _, bottom in tall)
+        line.segments = tuple(
+            Segment(length, left, right, *((top - line.top, line.bottom - bottom) if bottom > top else (0.0, 0.0)))
+            for length, left, right, top, bottom in words
+        )
 
 
 def _loose_box(textpage: Any, char: int) -> tuple[float, float, float, float]:
@@ -236,43 +244,48 @@ def _loose_box(textpage: Any, char: int) -> tuple[float, float, float, float]:
 
 def _font_extents(textpage: Any) -> FontExtent:
     """A function giving how far a character of the page reaches down and up, (bottom, top) in PDF
-    coordinates, from its index and its loose box: its font's descent to its ascent.
+    coordinates, from its index and its loose box: its font's descent to its ascent at its baseline,
+    as the font's descriptor gives them (its loose box's for a character without a font).
 
-    That is the loose box's, but for a standard font the file does not embed (:data:`_STANDARD_FONTS`):
-    PDFium sets it in a substitute with a taller ascent and descent, so the standard font's own (its
-    AFM's ``Ascender`` and ``Descender``, as poppler takes them) are put at the character's baseline.
+    A standard font the file does not embed (:data:`_STANDARD_FONTS`) takes its own metrics (its AFM's
+    ``Ascender`` and ``Descender``, as poppler does), not those of the taller substitute PDFium sets it in.
     """
     import pypdfium2.raw as raw
 
-    standard: dict[int, tuple[float, float] | None] = {}  # per text object: its standard font's metrics
+    metrics: dict[int, tuple[float, float]] = {}  # per text object: its font's descent and ascent, in points
 
     def extent(char: int, loose: tuple[float, float, float, float]) -> tuple[float, float]:
         text_object = raw.FPDFText_GetTextObject(textpage.raw, char)
         key = ctypes.cast(text_object, ctypes.c_void_p).value or 0
-        if key not in standard:
-            standard[key] = _standard_metrics(text_object)
-        metrics = standard[key]
-        if metrics is None:
+        if key not in metrics:
+            metrics[key] = _font_metrics(text_object, float(raw.FPDFText_GetFontSize(textpage.raw, char)))
+        down, up = metrics[key]
+        if up <= down:
             return loose[1], loose[3]
         x, y = ctypes.c_double(), ctypes.c_double()
         raw.FPDFText_GetCharOrigin(textpage.raw, char, x, y)
-        size = float(raw.FPDFText_GetFontSize(textpage.raw, char)) / 1000
-        return y.value + metrics[1] * size, y.value + metrics[0] * size
+        return y.value + down, y.value + up
 
     return extent
 
 
-def _standard_metrics(text_object: Any) -> tuple[float, float] | None:
-    """The ascent and descent (thousandths of the size) of the text object's font when it is a standard font
-    the file does not embed, else None."""
+def _font_metrics(text_object: Any, size: float) -> tuple[float, float]:
+    """The descent and ascent of the text object's font at ``size``, in points ((0, 0): none known)."""
     import pypdfium2.raw as raw
 
     font = raw.FPDFTextObj_GetFont(text_object) if text_object else None
-    if not font or raw.FPDFFont_GetIsEmbedded(font):
-        return None
-    name = ctypes.create_string_buffer(128)
-    raw.FPDFFont_GetBaseFontName(font, name, len(name))
-    return next(((up, down) for prefix, up, down in _STANDARD_FONTS if name.value.startswith(prefix)), None)
+    if not font:
+        return 0.0, 0.0
+    if not raw.FPDFFont_GetIsEmbedded(font):
+        name = ctypes.create_string_buffer(128)
+        raw.FPDFFont_GetBaseFontName(font, name, len(name))
+        standard = next(((up, down) for prefix, up, down in _STANDARD_FONTS if name.value.startswith(prefix)), None)
+        if standard is not None:
+            return standard[1] * size / 1000, standard[0] * size / 1000
+    descent, ascent = ctypes.c_float(), ctypes.c_float()
+    raw.FPDFFont_GetDescent(font, size, descent)
+    raw.FPDFFont_GetAscent(font, size, ascent)
+    return descent.value or _UNKNOWN_DESCENT * size, ascent.value or _UNKNOWN_ASCENT * size
 
 
 def _wide_count(text: str, start: int, end: int) -> int:

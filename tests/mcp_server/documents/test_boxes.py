@@ -7,6 +7,8 @@ font's ascent to its descent, as poppler's ``pdftotext -bbox-layout`` boxes word
 
 from __future__ import annotations
 
+import json
+import zlib
 from pathlib import Path
 
 import pptx
@@ -45,10 +47,12 @@ def _write_pdf(path: Path, pages: list[list[tuple[float, str]]], font: str = FON
     return path
 
 
-def _true_box(page: int, baseline: float, line: str, start: int, end: int, font: str = FONT) -> Box:
-    """The box of ``line[start:end]`` drawn at ``baseline``, from the font's metrics (top-left origin)."""
+def _true_box(
+    page: int, baseline: float, line: str, start: int, end: int, font: str = FONT, left: float = LEFT
+) -> Box:
+    """The box of ``line[start:end]`` drawn from ``left`` at ``baseline``, from the font's metrics (top-left origin)."""
     face = getFont(font).face
-    x0 = LEFT + stringWidth(line[:start], font, SIZE)
+    x0 = left + stringWidth(line[:start], font, SIZE)
     return Box(
         page=page, x0=x0, x1=x0 + stringWidth(line[start:end], font, SIZE),
         y0=HEIGHT - baseline - face.ascent * SIZE / 1000, y1=HEIGHT - baseline - face.descent * SIZE / 1000,
@@ -119,6 +123,48 @@ def test_a_line_is_boxed_from_its_font_ascent_to_its_descent(tmp_path: Path, fon
 
     (box,) = page.boxes
     assert _iou(box, _true_box(1, 700, line, 4, 4 + len("ocean waves were seen"), font)) >= 0.9, box
+
+
+def test_words_set_smaller_than_the_rest_of_their_line_get_their_own_height(tmp_path: Path) -> None:
+    """A heading's run-in word set large does not stretch the box of the body words beside it."""
+    body = "keep the old filters dry"
+    left = LEFT + stringWidth("Pumps ", FONT, 24)
+    pdf = canvas.Canvas(str(tmp_path / "pumps.pdf"), pagesize=(612, HEIGHT))
+    pdf.setFont(FONT, 24)
+    pdf.drawString(LEFT, 700, "Pumps")
+    pdf.setFont(FONT, SIZE)
+    pdf.drawString(left, 700, body)
+    pdf.save()
+
+    (page,) = _boxes_of(tmp_path / "pumps.pdf", "the old filters")
+
+    (box,) = page.boxes
+    assert _iou(box, _true_box(1, 700, body, 5, 5 + len("the old filters"), left=left)) >= 0.9, box
+
+
+def test_a_font_declaring_no_descent_is_boxed_below_its_baseline(tmp_path: Path) -> None:
+    """Some fonts' descriptors say 0 (TeX's math symbols, whose braces go well below the baseline)."""
+    registerFont(TTFont("Vera", Path(reportlab.__file__).parent / "fonts" / "Vera.ttf"))
+    path = _write_pdf(tmp_path / "braces.pdf", [[(700, "our {ocean} waves")]], "Vera")
+    data = path.read_bytes()
+    assert data.count(b"/Descent -240") == 1
+    path.write_bytes(data.replace(b"/Descent -240", b"/Descent 0   "))  # as long: the file's offsets hold
+
+    (page,) = _boxes_of(path, "{ocean}")
+
+    (box,) = page.boxes
+    assert box.y1 - (HEIGHT - 700) >= 0.2 * SIZE, box
+
+
+def test_geometry_stored_before_segments_had_heights_still_reads() -> None:
+    """Three integers a segment (no top and bottom of its own): an index not yet read again since."""
+    stored = [1, 6120, 7920, [[0, 1, 1000, 120, 5, 720, 300, 3, 40, 200]], False]
+
+    page = decode_page(zlib.compress(json.dumps(stored).encode()), 0)
+
+    assert span_boxes([page], 0, 9) == [
+        PageBoxes(1, 612.0, 792.0, (Box(page=1, x0=72.0, y0=100.0, x1=126.0, y1=112.0),))
+    ]
 
 
 def test_a_quote_across_a_page_break_gets_boxes_on_both_pages(tmp_path: Path) -> None:
