@@ -5,7 +5,8 @@ through the product (the indexing API, into a fresh data dir). From each, quotes
 from poppler's own reading of the file (:mod:`poppler`), seeded: a word chosen uniformly among
 the manual's words, then a run of 5 to 15 words from it on the same page. A run that holds an
 unreadable glyph, or whose words occur more than once in the manual (the product could rightly
-find the other place), is drawn again.
+find the other place; a word hyphenated at a line's end counts joined, ``cur- rent`` as ``current``,
+as the product's text joins it), is drawn again.
 
 Each quote is located as an agent locates one it read in a search hit: ``keyword_search`` for
 the quote within the manual gives the chunk (its top hit's citation id), then
@@ -39,6 +40,7 @@ from __future__ import annotations
 import argparse
 import platform
 import random
+import re
 import shlex
 import shutil
 import statistics
@@ -68,6 +70,7 @@ CORPUS = "manuals"
 IOU_THRESHOLD = 0.9
 TALL = 1.5
 MIN_WORDS, MAX_WORDS = 5, 15
+_HYPHENATED_RE = re.compile(r"(?<=[a-z])- (?=[a-z])")
 
 
 @dataclass(frozen=True)
@@ -132,7 +135,7 @@ def x_iou(a: Rect, b: Rect) -> float:
 def sample_quotes(pages: Sequence[Page], count: int, rng: random.Random) -> list[Quote]:
     """``count`` distinct, unambiguous runs of 5-15 words on one page (see the module docstring)."""
     words = [(page.number, index) for page in pages for index in range(len(page.words))]
-    everything = " " + " ".join(w.text for page in pages for w in page.words) + " "
+    everything = _joined(" " + " ".join(w.text for page in pages for w in page.words) + " ")
     by_number = {page.number: page for page in pages}
     quotes: dict[str, Quote] = {}
     for _ in range(count * 50):
@@ -145,10 +148,15 @@ def sample_quotes(pages: Sequence[Page], count: int, rng: random.Random) -> list
             continue
         start = min(start, len(page_words) - length)
         quote = Quote(number, page_words[start : start + length], by_number[number].staggered)
-        if UNREADABLE in quote.text or everything.count(f" {quote.text} ") != 1:
+        if UNREADABLE in quote.text or everything.count(f" {_joined(quote.text)} ") != 1:
             continue
         quotes.setdefault(quote.text, quote)
     return list(quotes.values())
+
+
+def _joined(text: str) -> str:
+    """``text`` with its words hyphenated at a line's end joined (``cur- rent``: ``current``)."""
+    return _HYPHENATED_RE.sub("", text)
 
 
 def judge(quote: Quote, located: QuoteLocation, tally: Tally) -> None:
