@@ -103,7 +103,8 @@ def page_geometry(
 ) -> PageGeometry:  # fmt: skip
     """The geometry of a page whose ``text`` starts at ``page_start`` of the document text, from its lines:
     ``(start in text, number, top, bottom, segments)`` in text order, each line running to the next newline,
-    or to the next one's start (a word hyphenated across lines is joined: no newline between them)."""
+    or to the next one's start (a word hyphenated across lines is joined: no newline between them; parts of a
+    line set at different heights are a space apart)."""
     ends = [start for start, *_ in lines[1:]] + [len(text)]
     return PageGeometry(
         page, size[0], size[1],
@@ -117,7 +118,7 @@ def page_geometry(
 
 def _line_end(text: str, start: int, end: int) -> int:
     newline = text.find("\n", start, end)
-    return newline if newline >= 0 else end
+    return newline if newline >= 0 else start + len(text[start:end].rstrip(" "))
 
 
 def span_boxes(pages: Sequence[PageGeometry], start: int, end: int) -> list[PageBoxes]:

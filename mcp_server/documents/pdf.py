@@ -17,7 +17,9 @@
 - **Lines and boxes** (:mod:`mcp_server.documents.geometry`): a line's number is its row of text on
   the page, counted from the top as a reader counts them: the blank lines put between paragraphs do
   not count, running headers and footers left out of the text do (they are on the page), lines side
-  by side share a row; the two halves of a word hyphenated across a line break are on their own lines.
+  by side share a row; the two halves of a word hyphenated across a line break are on their own lines,
+  and so are words PDFium runs into one line from different rows (a table cell set between two rows,
+  lines set overlapping), a smaller word raised or lowered (a superscript) staying on its line.
   Each line keeps its top and bottom (its fonts' ascent and descent) and each word's left and right
   edge (the characters' advances), in points from the crop box's top-left corner.
   An OCR'd page's lines are placed from the detected text boxes, scaled to points.
@@ -29,6 +31,7 @@ Encrypted files are refused with what to do. PDFium's own messages never reach t
 from __future__ import annotations
 
 import ctypes
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -61,10 +64,12 @@ CourierNew, TimesNewRoman): name prefix, ascent and descent in thousandths of th
 _UNKNOWN_ASCENT, _UNKNOWN_DESCENT = 0.95, -0.35
 """A font's ascent and descent (share of its size) where its descriptor gives 0, which no font has (TeX's
 math symbols declare a descent of 0, their braces going well below the baseline): poppler's defaults."""
+_SAME_HEIGHT = 0.1  # words whose heights differ by at most this share of the taller are set in one size
+_TURNED = 0.01  # radians: text set at more of an angle is turned (its loose box measures it, not its font)
 _PLACEHOLDER_TITLES = frozenset({"untitled", "untitled document", "title", "document"})
 
-FontExtent = Callable[[int, tuple[float, float, float, float]], tuple[float, float]]
-"""How far character ``char`` of a page reaches down and up, from its index and loose box (:func:`_font_extents`)."""
+FontExtent = Callable[[int], tuple[float, float] | None]
+"""How far a character of a page reaches down and up, from its index (:func:`_font_extents`)."""
 
 
 @dataclass
@@ -72,12 +77,24 @@ class _Line:
     text: str
     size: float  # font size of its first character, in points
     gap_before: float  # vertical space above it, in points (0 for a page's first line)
-    joined: bool = False  # goes on with the word the line above broke off at its end (PDFium's hyphen)
+    glue: str | None = None  # what sets it apart from the line before in the text where no line break does:
+    # "" after PDFium's hyphen (a word goes on), " " after a part of a line set at another height
     margin: bool = False  # in the top or bottom tenth of the page, where running headers and footers sit
     number: int = 0  # the page's row of text it is on, from the top (from 1; 0: a paragraph break OCR put in)
     top: float = 0.0  # points from the page's top
     bottom: float = 0.0
     segments: tuple[Segment, ...] = ()  # its words, left to right
+
+
+@dataclass(frozen=True)
+class _Word:
+    """A word PDFium read: its text and where it is (points from the crop box's top-left corner)."""
+
+    text: str
+    left: float
+    right: float
+    top: float
+    bottom: float  # not below top: a character without a font has no height
 
 
 @dataclass
@@ -161,7 +178,7 @@ def _text_lines(page: Any) -> list[_Line]:
         previous_bottom: float | None = None
         wide = 0  # characters before the current line outside the BMP (two PDFium characters each)
         scanned = 0
-        joined = False
+        glue: str | None = None
         font_extent = _font_extents(textpage)
         for match in _LINE_RE.finditer(text):
             wide += _wide_count(text, scanned, match.start())
@@ -173,10 +190,9 @@ def _text_lines(page: Any) -> list[_Line]:
             previous_bottom = bottom
             margin = top > height * (1 - _MARGIN_SHARE) or bottom < height * _MARGIN_SHARE
             words = match.group().replace(_PDFIUM_HYPHEN, "").replace("\xad", "")  # a word broken at the line end
-            line = _Line(" ".join(words.split()), size, gap, margin=margin, joined=joined)
-            joined = match.group().endswith(_PDFIUM_HYPHEN)
-            _place(line, textpage, font_extent, match.group(), char, (left, crop_top))
-            lines.append(line)
+            line = _Line(" ".join(words.split()), size, gap, margin=margin, glue=glue)
+            glue = "" if match.group().endswith(_PDFIUM_HYPHEN) else None
+            lines += _place(line, textpage, font_extent, match.group(), char, (left, crop_top))
         _number_rows(lines)
         return lines
     finally:
@@ -202,12 +218,13 @@ def _number_rows(lines: list[_Line]) -> None:
 
 def _place(
     line: _Line, textpage: Any, font_extent: FontExtent, raw_text: str, char: int, origin: tuple[float, float]
-) -> None:
-    """Set ``line``'s top, bottom and words from PDFium's boxes (``raw_text`` as PDFium gave it, from
-    character ``char``): across, a word runs from its first character's pen position to its last one's
-    advance (their loose boxes), and from its fonts' ascent to their descent (``font_extent``); the line
-    spans its words'.
+) -> list[_Line]:
+    """``line`` placed from PDFium's boxes (``raw_text`` as PDFium gave it, from character ``char``), and
+    split where PDFium ran together words set at different heights (the cells of a table row set
+    staggered, lines set overlapping): a line each, the words of each row, set apart by a space.
 
+    Across, a word runs from its first character's pen position to its last one's advance (their loose
+    boxes), and from its fonts' ascent to their descent (``font_extent``); a line spans its words'.
     ``origin`` is the crop box's left and top edge, in PDF coordinates (y upward).
     """
     narrow = raw_text.isascii() or max(raw_text) <= "\uffff"
@@ -215,24 +232,48 @@ def _place(
     def unit(offset: int) -> int:  # PDFium's index of raw_text[offset]: one per UTF-16 code unit
         return char + offset + (0 if narrow else _wide_count(raw_text, 0, offset))
 
-    words: list[tuple[int, float, float, float, float]] = []  # length, left, right, top, bottom (y downward)
-    for word in _WORD_RE.finditer(raw_text):
-        length = len(word.group()) - word.group().count(_PDFIUM_HYPHEN) - word.group().count("\xad")
-        if length:
-            first = _loose_box(textpage, unit(word.start()))
-            last = _loose_box(textpage, unit(word.end() - 1))
-            bottom, top = font_extent(unit(word.start()), first)  # a word is set in its first character's font
-            words.append((
-                length, min(first[0], last[0]) - origin[0], max(first[2], last[2]) - origin[0],
+    rows: list[list[_Word]] = [[]]
+    height: tuple[float, float] | None = None  # the top and bottom of the row's last word with a height
+    for match in _WORD_RE.finditer(raw_text):
+        text = match.group().replace(_PDFIUM_HYPHEN, "").replace("\xad", "")
+        if text:
+            first = _loose_box(textpage, unit(match.start()))
+            last = _loose_box(textpage, unit(match.end() - 1))
+            extent = font_extent(unit(match.start()))  # a word is set in its first character's font
+            bottom, top = extent if extent is not None else (min(first[1], last[1]), max(first[3], last[3]))
+            word = _Word(
+                text, min(first[0], last[0]) - origin[0], max(first[2], last[2]) - origin[0],
                 origin[1] - top, origin[1] - bottom,
-            ))  # fmt: skip
-    tall = [(top, bottom) for *_, top, bottom in words if bottom > top]  # a character without a font has none
-    if tall:
-        line.top, line.bottom = min(top for top, _ in tall), max(bottom for _, bottom in tall)
-        line.segments = tuple(
-            Segment(length, left, right, *((top - line.top, line.bottom - bottom) if bottom > top else (0.0, 0.0)))
-            for length, left, right, top, bottom in words
-        )
+            )  # fmt: skip
+            if word.bottom > word.top:
+                if height is not None and _apart(height, (word.top, word.bottom)):
+                    rows.append([])
+                height = word.top, word.bottom
+            rows[-1].append(word)
+    if height is None:  # no word with a height (a character without a font has none)
+        return [line]
+    if len(rows) > 1:
+        line.text = " ".join(word.text for word in rows[0])
+    placed = [line] + [
+        _Line(" ".join(word.text for word in row), line.size, 0.0, margin=line.margin, glue=" ") for row in rows[1:]
+    ]  # fmt: skip
+    for piece, row in zip(placed, rows, strict=True):
+        tall = [word for word in row if word.bottom > word.top]
+        piece.top, piece.bottom = min(word.top for word in tall), max(word.bottom for word in tall)
+        piece.segments = tuple(
+            Segment(len(word.text), word.left, word.right, word.top - piece.top, piece.bottom - word.bottom)
+            if word.bottom > word.top else Segment(len(word.text), word.left, word.right)
+            for word in row
+        )  # fmt: skip
+    return placed
+
+
+def _apart(one: tuple[float, float], other: tuple[float, float]) -> bool:
+    """Whether two words' spans down the page, (top, bottom), are on different rows: as tall (set in one
+    size) and overlapping by less than half (a superscript or subscript beside is smaller)."""
+    heights = one[1] - one[0], other[1] - other[0]
+    overlap = min(one[1], other[1]) - max(one[0], other[0])
+    return abs(heights[0] - heights[1]) <= _SAME_HEIGHT * max(heights) and overlap < 0.5 * min(heights)
 
 
 def _loose_box(textpage: Any, char: int) -> tuple[float, float, float, float]:
@@ -244,8 +285,9 @@ def _loose_box(textpage: Any, char: int) -> tuple[float, float, float, float]:
 
 def _font_extents(textpage: Any) -> FontExtent:
     """A function giving how far a character of the page reaches down and up, (bottom, top) in PDF
-    coordinates, from its index and its loose box: its font's descent to its ascent at its baseline,
-    as the font's descriptor gives them (its loose box's for a character without a font).
+    coordinates, from its index: its font's descent to its ascent at its baseline, as the font's
+    descriptor gives them; None for a character without a font or turned (its loose box is the measure:
+    PDFium turns it with the text).
 
     A standard font the file does not embed (:data:`_STANDARD_FONTS`) takes its own metrics (its AFM's
     ``Ascender`` and ``Descender``, as poppler does), not those of the taller substitute PDFium sets it in.
@@ -254,14 +296,16 @@ def _font_extents(textpage: Any) -> FontExtent:
 
     metrics: dict[int, tuple[float, float]] = {}  # per text object: its font's descent and ascent, in points
 
-    def extent(char: int, loose: tuple[float, float, float, float]) -> tuple[float, float]:
+    def extent(char: int) -> tuple[float, float] | None:
         text_object = raw.FPDFText_GetTextObject(textpage.raw, char)
         key = ctypes.cast(text_object, ctypes.c_void_p).value or 0
         if key not in metrics:
-            metrics[key] = _font_metrics(text_object, float(raw.FPDFText_GetFontSize(textpage.raw, char)))
+            angle = raw.FPDFText_GetCharAngle(textpage.raw, char)  # radians, from 0 to 2 pi
+            size = raw.FPDFText_GetFontSize(textpage.raw, char)
+            metrics[key] = (0.0, 0.0) if _TURNED < angle < 2 * math.pi - _TURNED else _font_metrics(text_object, size)
         down, up = metrics[key]
         if up <= down:
-            return loose[1], loose[3]
+            return None
         x, y = ctypes.c_double(), ctypes.c_double()
         raw.FPDFText_GetCharOrigin(textpage.raw, char, x, y)
         return y.value + down, y.value + up
@@ -367,7 +411,7 @@ def _page_text(page: _Page) -> tuple[str, list[int]]:
     body = _body_size([page])
     for line in page.lines:
         if pieces:
-            separator = "" if line.joined else "\n\n" if body and line.gap_before > body * 0.9 else "\n"
+            separator = line.glue if line.glue is not None else "\n\n" if body and line.gap_before > body * 0.9 else "\n"
             pieces.append(separator)
             length += len(separator)
         starts.append(length)

@@ -196,6 +196,40 @@ def test_pdf_line_numbers_count_the_lines_the_page_shows(tmp_path: Path) -> None
     assert chunk.location.line_end == 12 and chunk.location.line_start is not None
 
 
+def _numbers_of(path: Path, *starts: str) -> list[int]:
+    """The page line number of the line each of ``starts`` begins at, as the document records them."""
+    document = extract_path(path, OPTIONS, 100).document
+    marks = {mark.start: mark.line for mark in document.lines}
+    return [marks[document.text.index(start)] for start in starts]
+
+
+def test_a_cell_set_between_two_rows_is_counted_where_it_lies(tmp_path: Path) -> None:
+    """PDFium runs a table cell set between two rows into the row below ("kept dry? Result"): a reader counts
+    three rows, the cell the second, then the row it was run into."""
+    pdf = canvas.Canvas(str(tmp_path / "table.pdf"), pagesize=(612, HEIGHT))
+    pdf.setFont(FONT, SIZE)
+    for x, baseline, text in [(LEFT, 700, "Owner password"), (LEFT, 686, "kept dry?"), (250, 693, "Result"),
+                              (LEFT, 660, LINES[1])]:  # fmt: skip
+        pdf.drawString(x, baseline, text)
+    pdf.save()
+
+    assert _numbers_of(tmp_path / "table.pdf", "Owner", "Result", "kept", "Deputy") == [1, 2, 3, 4]
+
+
+def test_a_word_raised_in_a_smaller_size_stays_on_its_line(tmp_path: Path) -> None:
+    pdf = canvas.Canvas(str(tmp_path / "rise.pdf"), pagesize=(612, HEIGHT))
+    pdf.setFont(FONT, SIZE)
+    pdf.drawString(LEFT, 700, "The rise method")
+    pdf.drawString(LEFT + 150, 700, "text on the line")
+    pdf.setFont(FONT, 8)
+    pdf.drawString(LEFT + 100, 707, "raises")  # 3.3 points of its 7.4 beside the line
+    pdf.setFont(FONT, SIZE)
+    pdf.drawString(LEFT, 686, LINES[1])
+    pdf.save()
+
+    assert _numbers_of(tmp_path / "rise.pdf", "The rise", "Deputy") == [1, 2]
+
+
 SCANNED = ["Invoice 4471 for the pump", "The deductible is 2500 NOK per claim."]
 
 
