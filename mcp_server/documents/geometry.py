@@ -10,7 +10,7 @@ of a line are one space apart in the text) and, when it is set smaller than the 
 its own top and bottom within the line's.
 
 :func:`span_boxes` gives a span's boxes: one :class:`~mcp_server.models.Box` per line it
-touches, from the left edge of its first character to the right edge of its last (a
+touches (lines side by side, which share a number, one box), from the left edge of its first character to the right edge of its last (a
 character's edges are its segment's, shared out evenly among the segment's characters), from
 the highest top of the segments it touches to their lowest bottom. Coordinates are points from the page's top-left corner, y
 growing downward (pixels of the picture for image files), rounded to 0.1 and kept on the page.
@@ -126,10 +126,17 @@ def span_boxes(pages: Sequence[PageGeometry], start: int, end: int) -> list[Page
     found = []
     for page in pages:
         boxes: list[Box] = []
+        row = 0  # the number of the line the last box is on
         for line in _lines_in(page, start, end):
             box = _line_box(page, line, start, end)
-            if box is not None and (not boxes or box != boxes[-1]):  # the lines of a slide's shape share its box
+            if box is not None and boxes and line.number == row:  # lines side by side: one row the page shows
+                boxes[-1] = Box(
+                    page=box.page, x0=min(box.x0, boxes[-1].x0), y0=min(box.y0, boxes[-1].y0),
+                    x1=max(box.x1, boxes[-1].x1), y1=max(box.y1, boxes[-1].y1),
+                )  # fmt: skip
+            elif box is not None and (not boxes or box != boxes[-1]):  # the lines of a slide's shape share its box
                 boxes.append(box)
+                row = line.number
         if boxes:
             found.append(PageBoxes(page.page, round(page.width, 1), round(page.height, 1), tuple(boxes)))
     return found

@@ -21,7 +21,7 @@ from reportlab.pdfbase.ttfonts import TTFont
 from reportlab.pdfgen import canvas
 
 from mcp_server.documents.chunking import ChunkingOptions
-from mcp_server.documents.geometry import PageBoxes, decode_page, span_boxes
+from mcp_server.documents.geometry import PageBoxes, Segment, decode_page, page_geometry, span_boxes
 from mcp_server.models import Box
 from tests.document_fixtures import CJK_FONT, extract_path, scan, write_pptx, write_scanned_pdf
 
@@ -154,6 +154,18 @@ def test_a_font_declaring_no_descent_is_boxed_below_its_baseline(tmp_path: Path)
 
     (box,) = page.boxes
     assert box.y1 - (HEIGHT - 700) >= 0.2 * SIZE, box
+
+
+def test_lines_side_by_side_on_one_row_get_one_box() -> None:
+    """Two lines the page shows as one (sharing its number: cells of a table row), one box for the span."""
+    text = "Owner password\nUser password"
+    lines = [(0, 1, 100.0, 112.0, [Segment(5, 72.0, 100.0), Segment(8, 104.0, 150.0)]),
+             (15, 1, 101.0, 113.0, [Segment(4, 300.0, 325.0), Segment(8, 329.0, 375.0)])]  # fmt: skip
+    page = page_geometry(1, (612.0, HEIGHT), text, 0, lines)
+
+    (boxes,) = span_boxes([page], text.index("password"), len(text))
+
+    assert boxes.boxes == (Box(page=1, x0=104.0, y0=100.0, x1=375.0, y1=113.0),)
 
 
 def test_geometry_stored_before_segments_had_heights_still_reads() -> None:
