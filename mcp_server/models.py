@@ -138,11 +138,13 @@ class Citation(PublishedModel):
     page_end: int | str | None = None
     page_kind: PageKind | None = None
     line_start: int | None = Field(
-        default=None, description="Lines from 1 of the source file, or of the page as shown (rows of a sheet); line_end included."
+        default=None,
+        description="Lines from 1 of the source file, or of the page as shown (rows of a sheet); line_end included.",
     )
     line_end: int | None = None
     boxes: list[Box] | None = Field(
-        default=None, description="One per line: top-left x0,y0, bottom-right x1,y1 on the page (points; pixels in a picture)."
+        default=None,
+        description="One per line: top-left x0,y0, bottom-right x1,y1 on the page (points; pixels in a picture).",
     )
 
     def location(self) -> str:

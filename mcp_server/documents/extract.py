@@ -10,9 +10,10 @@ to do; ingestion skips the file and goes on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from mcp_server.documents.chunking import ChunkingOptions, split_into_chunks
+from mcp_server.documents.geometry import EncodedPage, encode_page
 from mcp_server.documents.limits import FileInput
 from mcp_server.documents.loaded import LoadedDocument
 from mcp_server.documents.loaders import load_document
@@ -36,8 +37,12 @@ class LocatedChunk:
 
 @dataclass(frozen=True)
 class Extracted:
+    """The document (without its geometry), its located chunks, and its pages' geometry encoded as stored:
+    a tenth of the size of the objects, for what crosses the reading process's pipe."""
+
     document: LoadedDocument
     chunks: list[LocatedChunk]
+    pages: list[EncodedPage] = field(default_factory=list)
 
 
 def extract(file: FileInput, options: ChunkingOptions, read_page: PageReader | None = None) -> Extracted:
@@ -62,7 +67,7 @@ def extract(file: FileInput, options: ChunkingOptions, read_page: PageReader | N
     locator = Locator(document.text, document.pages, document.lines)
     located = [LocatedChunk(c.index, c.char_start, c.char_end, c.section, locator.locate(c.char_start, c.char_end))
                for c in chunks]  # fmt: skip
-    return Extracted(document, located)
+    return Extracted(replace(document, geometry=()), located, [encode_page(page) for page in document.geometry])
 
 
 def _fewest_tokens(text: str) -> int:

@@ -12,7 +12,7 @@ of a line are one space apart in the text).
 touches, from the left edge of its first character to the right edge of its last (a
 character's edges are its segment's, shared out evenly among the segment's characters), from
 the line's top to its bottom. Coordinates are points from the page's top-left corner, y
-growing downward (pixels of the picture for image files), rounded to 0.1.
+growing downward (pixels of the picture for image files), rounded to 0.1 and kept on the page.
 
 A page's geometry is stored encoded (:func:`encode_page`): JSON of tenths of points, zlib-compressed,
 about 1.1 kB a page of prose (the text itself takes about 2 kB).
@@ -68,7 +68,7 @@ class PageGeometry:
 
 @dataclass(frozen=True)
 class PageBoxes:
-    """The boxes of a span on one page, with the page's size (the boxes' coordinate space)."""
+    """The boxes of a span on one page, with the page's size (the boxes' coordinate space), rounded to 0.1."""
 
     page: int | str
     width: float
@@ -76,7 +76,9 @@ class PageBoxes:
     boxes: tuple[Box, ...]
 
 
-def fitted_line(number: int, start: int, length: int, top: float, bottom: float, segments: Sequence[Segment]) -> LineGeometry:
+def fitted_line(
+    number: int, start: int, length: int, top: float, bottom: float, segments: Sequence[Segment]
+) -> LineGeometry:
     """A line of ``length`` characters of text at ``start``, its segments' lengths made to add up to it.
 
     The last segment takes up any difference: a word hyphenated at the line's end loses its
@@ -124,7 +126,7 @@ def span_boxes(pages: Sequence[PageGeometry], start: int, end: int) -> list[Page
             if box is not None and (not boxes or box != boxes[-1]):  # the lines of a slide's shape share its box
                 boxes.append(box)
         if boxes:
-            found.append(PageBoxes(page.page, page.width, page.height, tuple(boxes)))
+            found.append(PageBoxes(page.page, round(page.width, 1), round(page.height, 1), tuple(boxes)))
     return found
 
 
@@ -157,10 +159,22 @@ def _line_box(page: PageGeometry, line: LineGeometry, start: int, end: int) -> B
     if not edges:
         return None
     left, right = min(edge[0] for edge in edges), max(edge[1] for edge in edges)  # right to left scripts too
-    return Box(page=page.page, x0=round(left, 1), y0=round(line.top, 1), x1=round(right, 1), y1=round(line.bottom, 1))
+    return Box(
+        page=page.page, x0=_within(left, page.width), y0=_within(line.top, page.height),
+        x1=_within(right, page.width), y1=_within(line.bottom, page.height),
+    )  # fmt: skip
 
 
-def encode_page(page: PageGeometry) -> tuple[int, int, bytes]:
+def _within(value: float, size: float) -> float:
+    """``value`` rounded to 0.1 and kept on the page (text set past its edge is not shown)."""
+    return round(min(max(value, 0.0), size), 1)
+
+
+EncodedPage = tuple[int, int, bytes]
+"""A page's geometry as stored: the span of the document text its lines cover, and :func:`encode_page`'s bytes."""
+
+
+def encode_page(page: PageGeometry) -> EncodedPage:
     """``page`` as stored: the span of the text its lines cover, and the page (pass it to :func:`decode_page`).
 
     Each line is a list of integers, tenths of points told as steps from what comes before, which

@@ -95,9 +95,7 @@ def _segments(text: str, left: float, right: float, words: Any) -> tuple[Segment
     """A text box's words with their own edges (RapidOCR's word boxes, ``(word, score, corners)``) when they
     are its text one space apart; else the whole box as one segment (as Chinese, written without spaces)."""
     if words and all(word[2] is not None for word in words) and " ".join(word[0] for word in words) == text:
-        return tuple(
-            Segment(len(word[0]), float(min(p[0] for p in word[2])), float(max(p[0] for p in word[2]))) for word in words
-        )
+        return tuple(Segment(len(w[0]), float(min(p[0] for p in w[2])), float(max(p[0] for p in w[2]))) for w in words)
     return (Segment(len(text), float(left), float(right)),)
 
 

@@ -132,7 +132,8 @@ def _read_page(document: Any, index: int, file: FileInput, ocr: bool) -> tuple[_
 def _ocr_line(line: OcrLine, scale: float) -> _Line:
     """A line OCR read on the page rendered at :data:`_RENDER_DPI`, its pixels as points (times ``scale``)."""
     segments = tuple(Segment(s.length, s.x0 * scale, s.x1 * scale) for s in line.segments)
-    return _Line(line.text, 0.0, 0.0, number=line.number, top=line.top * scale, bottom=line.bottom * scale, segments=segments)
+    top, bottom = line.top * scale, line.bottom * scale
+    return _Line(line.text, 0.0, 0.0, number=line.number, top=top, bottom=bottom, segments=segments)
 
 
 def _text_lines(page: Any) -> list[_Line]:
@@ -283,7 +284,9 @@ def _assemble(file: FileInput, pages: Sequence[_Page], outline: list[tuple[int, 
     if ocr_pages:
         fields["ocr_pages"] = ",".join(ocr_pages)
     lines = [LineMark(line.start, line.number) for page_lines in geometry for line in page_lines.lines]
-    structure = Structure(headings=headings, pages=marks, page_kind="page", lines=lines, fields=fields, geometry=geometry)
+    structure = Structure(
+        headings=headings, pages=marks, page_kind="page", lines=lines, fields=fields, geometry=geometry
+    )
     return make_document(file.path, "\n\n".join(parts), structure)
 
 

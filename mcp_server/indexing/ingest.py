@@ -44,7 +44,6 @@ from mcp_server.documents.corpus import (
     load_corpus_config,
     scan_corpus,
 )
-from mcp_server.documents.geometry import encode_page
 from mcp_server.documents.limits import FileInput, ReadingLimits
 from mcp_server.documents.reader_process import DocumentReader
 from mcp_server.documents.safe_open import read_inside
@@ -84,7 +83,7 @@ from mcp_server.stores.vector import (
     server_collection_name,
 )  # fmt: skip
 
-PIPELINE_VERSION = "3"  # bump when loaders or chunking change what a file turns into
+PIPELINE_VERSION = "4"  # bump when loaders or chunking change what a file turns into (4: lines and boxes on the page)
 LOCK_POLL_S = 0.5
 BATCH_CHUNKS = 2_000  # chunks read, embedded and written together; bounds the memory of a run
 
@@ -720,7 +719,7 @@ def _load_into_docstore(
             )
             for c in chunks
         ],
-        [StoredPage(*encode_page(page)) for page in loaded.geometry],
+        [StoredPage(*page) for page in extracted.pages],
     )
     prepared = []
     for c in chunks:

@@ -23,7 +23,8 @@ __all__ = ["PageBoxes", "document_boxes", "flat_boxes", "span_lines"]
 
 
 def document_boxes(docstore: DocumentStore, corpus: str, doc_id: str, start: int, end: int) -> list[PageBoxes]:
-    """The boxes of the span ``[start, end)`` of document ``corpus:doc_id``'s text, per page (see the module docstring)."""
+    """The boxes of the span ``[start, end)`` of document ``corpus:doc_id``'s text, per page (see the module
+    docstring)."""
     return span_boxes(_pages(docstore, corpus, doc_id, start, end), start, end)
 
 

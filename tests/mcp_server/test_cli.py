@@ -48,10 +48,11 @@ def test_search_json_output_is_the_hit_contract(run) -> None:  # type: ignore[no
     assert set(hits[0]) == {"rank", "score", "retriever", "text", "citation"}
     assert set(hits[0]["citation"]) == {
         "id", "corpus", "doc_id", "chunk", "title", "source", "section", "char_start", "char_end", "updated", "url",
-        "page", "page_end", "page_kind", "line_start", "line_end",
+        "page", "page_end", "page_kind", "line_start", "line_end", "boxes",
     }
     assert hits[0]["citation"]["id"] == "tiny:gamma#0"
     assert hits[0]["citation"]["line_start"] == 4  # after three lines of front matter
+    assert hits[0]["citation"]["boxes"] is None  # a Markdown file shows no pages
 
 
 def test_ingest_twice_reports_nothing_to_do(run) -> None:  # type: ignore[no-untyped-def]

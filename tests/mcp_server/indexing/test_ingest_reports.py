@@ -245,7 +245,7 @@ def test_hits_carry_their_page_slide_and_sheet(settings: Settings) -> None:
     assert "Annual report — report.pdf, p. 2" in render_search(pdf)
     assert "— deck.pptx, slide 2" in render_search(slide)
     assert "— budget.xlsx, sheet Costs, rows " in render_search(sheet)
-    assert f"[{report.chunks[1].citation_id}] (p. 2)\nPage two:" in render_document(report)
+    assert f"[{report.chunks[1].citation_id}] (p. 2, lines 1–2)\nPage two:" in render_document(report)
 
 
 def test_cli_search_and_doc_print_pages_and_lines(settings: Settings) -> None:
@@ -253,7 +253,7 @@ def test_cli_search_and_doc_print_pages_and_lines(settings: Settings) -> None:
 
     code, out, err = _cli(settings, "search", "pelican harbour", "--mode", "keyword", "-k", "1")
     assert code == 0, err
-    assert "— report.pdf (chars " in out and ", p. 2)" in out
+    assert "— report.pdf (chars " in out and ", p. 2, lines 1–2)" in out  # lines as the page shows them
     code, out, err = _cli(settings, "doc", "mixed:notes")
     assert code == 0, err
     assert "[mixed:notes#0] chars 0-" in out and ", lines 4–6 Notes" in out

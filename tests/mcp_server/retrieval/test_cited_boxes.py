@@ -2,12 +2,13 @@
 
 The manual is drawn with reportlab at known places: on each page a running header (left out of
 the text, but a line the page shows), paragraphs of three lines with a gap between them (a
-blank line in the text, but none on the page) and a page-number footer.
+blank line in the text, but none on the page) and a page-number footer. The body starts below the
+top tenth of the page, where a line that recurs on every page would be taken for a running header.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 from reportlab.pdfbase.pdfmetrics import stringWidth
@@ -17,6 +18,7 @@ from mcp_server.indexing.ingest import ingest
 from mcp_server.retrieval.retriever import Retriever
 from tests.helpers import make_settings
 
+pytestmark = pytest.mark.slow  # ingests: a reading process and the embedding model
 HEIGHT = 792.0
 WORDS = ["pump", "valve", "filter", "hose", "seal", "quokka", "gasket", "clamp", "motor", "inlet", "outlet", "spring"]
 
@@ -32,7 +34,7 @@ def _baseline(line: int) -> float:
 
 
 @pytest.fixture(scope="module")
-def manual(tmp_path_factory: pytest.TempPathFactory) -> Retriever:
+def manual(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Retriever]:
     root = tmp_path_factory.mktemp("boxes")
     corpus = root / "manuals"
     corpus.mkdir()

@@ -22,7 +22,7 @@ from mcp_server.grounding.citations import check_answer
 from mcp_server.models import Citation
 from mcp_server.retrieval.quote_location import QUOTE_SCOPE_CHARS, check_quote, locate_quote
 from mcp_server.settings import Settings
-from mcp_server.stores.docstore import StoredChunk, StoredDocument
+from mcp_server.stores.docstore import DocumentStore, StoredChunk, StoredDocument
 from mcp_server.surface import answer_check
 from mcp_server.surface.answer_check import (
     MAX_CITATIONS, MAX_CITED_IDS, MAX_SENTENCE_IDS, MAX_SENTENCES, check_cited_answer,
@@ -109,29 +109,31 @@ def _document(text: str, chunk_chars: int) -> tuple[StoredDocument, list[StoredC
     return document, spans
 
 
-def test_a_long_document_is_searched_around_the_chunk_named_and_the_refusal_says_so() -> None:
+def test_a_long_document_is_searched_around_the_chunk_named_and_the_refusal_says_so(tmp_path: Path) -> None:
     filler = "The pump is grey. " * (3 * QUOTE_SCOPE_CHARS // 18)
     quote = "Replace the filter cartridge every 400 operating hours."
     document, spans = _document(filler + quote + " " + filler, 1_000)
     chunk = next(span.chunk for span in spans if span.char_start <= len(filler) < span.char_end)
-    location, first, _ = locate_quote(quote, document, spans, chunk)
+    docstore = DocumentStore(tmp_path / "docstore.sqlite")  # the document has no pages: no geometry stored
+    location, first, _ = locate_quote(quote, document, spans, chunk, docstore)
     assert location.text == quote and first == chunk
     with pytest.raises(NotFoundError) as not_found:
-        locate_quote(quote, document, spans, None)
+        locate_quote(quote, document, spans, None, docstore)
     assert f"the {QUOTE_SCOPE_CHARS:,} from its start were searched: pass the citation id" in str(not_found.value)
 
 
-def test_a_quote_in_a_long_line_of_cjk_text_costs_about_one_in_ordinary_text() -> None:
+def test_a_quote_in_a_long_line_of_cjk_text_costs_about_one_in_ordinary_text(tmp_path: Path) -> None:
     """The red team's case: a quote against a document of one line of 300,000 CJK characters (it took 25 s
     for a line of a million)."""
     cjk = "".join(chr(0x4E00 + (i * 7919) % 20_000) for i in range(300_000))
     crafted_document, crafted_spans = _document(cjk, 1_000)
     ordinary_document, ordinary_spans = _document("The pump is grey and needs a new filter. " * 7_500, 1_000)
+    docstore = DocumentStore(tmp_path / "docstore.sqlite")
 
     def locate(document: StoredDocument, spans: list[StoredChunk], quote: str) -> Callable[[], object]:
         def work() -> object:
             try:
-                return locate_quote(quote, document, spans, None)
+                return locate_quote(quote, document, spans, None, docstore)
             except NotFoundError as e:
                 return e
 
