@@ -36,7 +36,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from mcp_server.documents.chunking import Heading
 from mcp_server.documents.geometry import PageGeometry, Segment, page_geometry
@@ -86,8 +86,7 @@ class _Line:
     segments: tuple[Segment, ...] = ()  # its words, left to right
 
 
-@dataclass(frozen=True)
-class _Word:
+class _Word(NamedTuple):
     """A word PDFium read: its text and where it is (points from the crop box's top-left corner)."""
 
     text: str
@@ -246,7 +245,7 @@ def _place(
                 origin[1] - top, origin[1] - bottom,
             )  # fmt: skip
             if word.bottom > word.top:
-                if height is not None and _apart(height, (word.top, word.bottom)):
+                if height is not None and height != (word.top, word.bottom) and _apart(height, (word.top, word.bottom)):
                     rows.append([])
                 height = word.top, word.bottom
             rows[-1].append(word)
@@ -295,6 +294,7 @@ def _font_extents(textpage: Any) -> FontExtent:
     import pypdfium2.raw as raw
 
     metrics: dict[int, tuple[float, float]] = {}  # per text object: its font's descent and ascent, in points
+    x, y = ctypes.c_double(), ctypes.c_double()
 
     def extent(char: int) -> tuple[float, float] | None:
         text_object = raw.FPDFText_GetTextObject(textpage.raw, char)
@@ -306,8 +306,7 @@ def _font_extents(textpage: Any) -> FontExtent:
         down, up = metrics[key]
         if up <= down:
             return None
-        x, y = ctypes.c_double(), ctypes.c_double()
-        raw.FPDFText_GetCharOrigin(textpage.raw, char, x, y)
+        raw.FPDFText_GetCharOrigin(textpage.raw, char, x, y)  # each its own: vertical writing runs down the page
         return y.value + down, y.value + up
 
     return extent
