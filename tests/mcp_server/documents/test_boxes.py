@@ -142,6 +142,30 @@ def test_words_set_smaller_than_the_rest_of_their_line_get_their_own_height(tmp_
     assert _iou(box, _true_box(1, 700, body, 5, 5 + len("the old filters"), left=left)) >= 0.9, box
 
 
+def test_a_word_set_upright_is_boxed_along_its_length(tmp_path: Path) -> None:
+    """Text turned a quarter (a chart's axis label) runs up the page: its box is as tall as the word is long,
+    as wide as the font's ascent and descent (to the left of the baseline and to its right)."""
+    registerFont(TTFont("Vera", Path(reportlab.__file__).parent / "fonts" / "Vera.ttf"))
+    word = "Cannelloni"
+    pdf = canvas.Canvas(str(tmp_path / "axis.pdf"), pagesize=(612, HEIGHT))
+    pdf.setFont("Vera", SIZE)
+    pdf.drawString(LEFT, 700, LINES[0])
+    pdf.translate(300, 400)
+    pdf.rotate(90)
+    pdf.drawString(0, 0, word)
+    pdf.save()
+    face, length = getFont("Vera").face, stringWidth(word, "Vera", SIZE)
+    truth = Box(
+        page=1, x0=300 - face.ascent * SIZE / 1000, x1=300 - face.descent * SIZE / 1000,
+        y0=HEIGHT - 400 - length, y1=HEIGHT - 400,
+    )  # fmt: skip
+
+    (page,) = _boxes_of(tmp_path / "axis.pdf", word)
+
+    (box,) = page.boxes
+    assert _iou(box, truth) >= 0.9, (box, truth)
+
+
 def test_a_font_declaring_no_descent_is_boxed_below_its_baseline(tmp_path: Path) -> None:
     """Some fonts' descriptors say 0 (TeX's math symbols, whose braces go well below the baseline)."""
     registerFont(TTFont("Vera", Path(reportlab.__file__).parent / "fonts" / "Vera.ttf"))
