@@ -68,9 +68,12 @@ class FileInput:
     """One file's bytes, read once through :func:`mcp_server.documents.safe_open.read_inside`.
 
     ``path`` names the file in messages and gives its suffix; readers never open it again, so
-    nothing they parse can come from anywhere but ``data``.
+    nothing they parse can come from anywhere but ``data``. ``mtime_ns`` is the file's modification
+    time as the corpus scan saw it (nanoseconds since the epoch; 0: unknown), which dates a document
+    whose own date is only a template's (:mod:`mcp_server.documents.template_dates`).
     """
 
     data: bytes
     path: Path
     limits: ReadingLimits = ReadingLimits()
+    mtime_ns: int = 0

@@ -77,7 +77,8 @@ def load_document(file: FileInput, read_page: PageReader | None = None) -> Loade
 def load_path(path: Path, limits: ReadingLimits = ReadingLimits()) -> LoadedDocument:
     """:func:`load_document` of the file at ``path``, read through the bounded reader (its folder as root)."""
     root = path.resolve().parent
-    return load_document(FileInput(read_inside(path, root, limits.max_file_bytes), path, limits))
+    data = read_inside(path, root, limits.max_file_bytes)
+    return load_document(FileInput(data, path, limits, mtime_ns=path.stat().st_mtime_ns))
 
 
 def _load_markdown(file: FileInput) -> LoadedDocument:

@@ -5,7 +5,9 @@
   ``Heading n`` one level below it when the document has a title), list paragraphs ``- ``
   items, table rows record lines that carry their header cells (``Item: Lost key | Fee (NOK): 300``). The title comes from the document
   properties, else the first level-1 heading; ``category``, ``keywords`` (as tags) and the
-  modification date come from the properties too. Word files have no fixed pages.
+  modification date come from the properties too (in all three formats; a date that is only
+  python-docx's or python-pptx's template's gives way to the file's modification time, see
+  :mod:`mcp_server.documents.template_dates`). Word files have no fixed pages.
 - **PowerPoint** (python-pptx): one section per slide, headed by its title (``Slide n``
   without one), with the text of every shape (grouped ones and tables included) and the
   speaker notes; ``page`` is the slide number, and a span's box on the slide is the box of the
@@ -36,6 +38,7 @@ from mcp_server.documents.limits import FileInput
 from mcp_server.documents.loaded import LoadedDocument, Structure, make_document
 from mcp_server.documents.locations import PageMark
 from mcp_server.documents.tables import TableText
+from mcp_server.documents.template_dates import dated_fields
 from mcp_server.documents.zipped import checked_zip
 from mcp_server.errors import IngestError
 
@@ -66,7 +69,7 @@ def load_docx(file: FileInput) -> LoadedDocument:
 
         document = docx.Document(checked_zip(file, kind))
         blocks = list(_docx_blocks(document))
-        return make_document(file.path, "\n\n".join(blocks), Structure(fields=_properties(document.core_properties)))
+        return make_document(file.path, "\n\n".join(blocks), Structure(fields=_properties(document.core_properties, file)))
 
 
 def _docx_blocks(document: Any) -> Iterator[str]:
@@ -139,7 +142,7 @@ def load_pptx(file: FileInput) -> LoadedDocument:
             parts.append(block)
             length += len(block)
         structure = Structure(
-            pages=pages, page_kind="slide", fields=_properties(presentation.core_properties), geometry=geometry
+            pages=pages, page_kind="slide", fields=_properties(presentation.core_properties, file), geometry=geometry
         )
         return make_document(file.path, "\n\n".join(parts), structure)
 
@@ -228,7 +231,7 @@ def load_xlsx(file: FileInput) -> LoadedDocument:
                     written = _rows(formulas.worksheets[index], values_only=True)
                     rows = (_with_formulas(row, formula_row) for row, formula_row in zip(_rows(sheet, False), written))
                 table.rows(((number, cells.take(row)) for number, row in enumerate(rows, 1)), sheet=sheet.title)
-            return table.document(file.path, "sheet", _properties(workbook.properties))
+            return table.document(file.path, "sheet", _properties(workbook.properties, file))
         finally:
             workbook.close()
             if formulas is not None:
@@ -301,14 +304,12 @@ class _CellBudget:
         return row
 
 
-def _properties(properties: Any) -> dict[str, object]:
-    """Title, category, keywords (as tags) and modification date from Office document properties."""
+def _properties(properties: Any, file: FileInput) -> dict[str, object]:
+    """Title, category, keywords (as tags) from Office document properties, and the date: the modification
+    date there, unless it is a library template's (:func:`~mcp_server.documents.template_dates.dated_fields`)."""
     fields: dict[str, object] = {}
     for name, key in (("title", "title"), ("category", "category"), ("keywords", "tags")):
         value = getattr(properties, name, None)
         if isinstance(value, str) and value.strip():
             fields[key] = value.strip()
-    modified = getattr(properties, "modified", None)
-    if modified is not None:
-        fields["date"] = modified
-    return fields
+    return fields | dated_fields(getattr(properties, "modified", None), file.mtime_ns)

@@ -17,8 +17,11 @@
 - **Lines and boxes** (:mod:`mcp_server.documents.geometry`): a line's number is its row of text on
   the page, counted from the top as a reader counts them: the blank lines put between paragraphs do
   not count, running headers and footers left out of the text do (they are on the page), lines side
-  by side share a row. Each line keeps its top and bottom (the ink of its glyphs) and each word's
-  left and right edge (the characters' advances), in points from the crop box's top-left corner.
+  by side share a row; the two halves of a word hyphenated across a line break are on their own lines,
+  and so are words PDFium runs into one line from different rows (a table cell set between two rows,
+  lines set overlapping), a smaller word raised or lowered (a superscript) staying on its line.
+  Each line keeps its top and bottom (its fonts' ascent and descent) and each word's left and right
+  edge (the characters' advances), in points from the crop box's top-left corner.
   An OCR'd page's lines are placed from the detected text boxes, scaled to points.
 - The title comes from the document information's ``Title``, else the first heading.
 
@@ -27,11 +30,13 @@ Encrypted files are refused with what to do. PDFium's own messages never reach t
 
 from __future__ import annotations
 
+import ctypes
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from mcp_server.documents.chunking import Heading
 from mcp_server.documents.geometry import PageGeometry, Segment, page_geometry
@@ -46,14 +51,25 @@ MIN_TEXT_CHARS = 20
 _HEADING_MAX_WORDS = 14
 _PAGE_NUMBER_RE = re.compile(r"(?i)(?:page\s+)?[-–—]?\s*\d{1,5}\s*[-–—]?(?:\s*(?:of|/)\s*\d{1,5})?")
 _HYPHENATED_RE = re.compile(r"([a-zà-ÿ])-\n([a-zà-ÿ])")
-_LINE_RE = re.compile(r"\S[^\r\n]*")  # a line with text, from its first non-space character
+_LINE_RE = re.compile(r"[^\s\ufffe][^\r\n\ufffe]*\ufffe?")  # a line with text: to a line break or PDFium's hyphen
 _WORD_RE = re.compile(r"\S+")
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _DIGITS_RE = re.compile(r"\d+")
 _RENDER_DPI = 150
 _MARGIN_SHARE = 0.1
 _PDFIUM_HYPHEN = "\ufffe"  # how PDFium marks a hyphen it found at a line end (the word goes on after it)
+_STANDARD_FONTS = ((b"Courier", 629, -157), (b"Helvetica", 718, -207), (b"Arial", 718, -207), (b"Times", 683, -217))
+"""The standard fonts PDFium substitutes when a file does not embed them (and their usual aliases:
+CourierNew, TimesNewRoman): name prefix, ascent and descent in thousandths of the size (their AFMs)."""
+_UNKNOWN_ASCENT, _UNKNOWN_DESCENT = 0.95, -0.35
+"""A font's ascent and descent (share of its size) where its descriptor gives 0, which no font has (TeX's
+math symbols declare a descent of 0, their braces going well below the baseline): poppler's defaults."""
+_SAME_HEIGHT = 0.1  # words whose heights differ by at most this share of the taller are set in one size
+_TURNED = 0.01  # radians: text set at more of an angle is turned (its loose box measures it, not its font)
 _PLACEHOLDER_TITLES = frozenset({"untitled", "untitled document", "title", "document"})
+
+FontExtent = Callable[[int], tuple[float, float] | None]
+"""How far a character of a page reaches down and up, from its index (:func:`_font_extents`)."""
 
 
 @dataclass
@@ -61,11 +77,23 @@ class _Line:
     text: str
     size: float  # font size of its first character, in points
     gap_before: float  # vertical space above it, in points (0 for a page's first line)
+    glue: str | None = None  # what sets it apart from the line before in the text where no line break does:
+    # "" after PDFium's hyphen (a word goes on), " " after a part of a line set at another height
     margin: bool = False  # in the top or bottom tenth of the page, where running headers and footers sit
     number: int = 0  # the page's row of text it is on, from the top (from 1; 0: a paragraph break OCR put in)
     top: float = 0.0  # points from the page's top
     bottom: float = 0.0
     segments: tuple[Segment, ...] = ()  # its words, left to right
+
+
+class _Word(NamedTuple):
+    """A word PDFium read: its text and where it is (points from the crop box's top-left corner)."""
+
+    text: str
+    left: float
+    right: float
+    top: float
+    bottom: float  # not below top: a character without a font has no height
 
 
 @dataclass
@@ -149,6 +177,8 @@ def _text_lines(page: Any) -> list[_Line]:
         previous_bottom: float | None = None
         wide = 0  # characters before the current line outside the BMP (two PDFium characters each)
         scanned = 0
+        glue: str | None = None
+        font_extent = _font_extents(textpage)
         for match in _LINE_RE.finditer(text):
             wide += _wide_count(text, scanned, match.start())
             scanned = match.start()
@@ -159,9 +189,9 @@ def _text_lines(page: Any) -> list[_Line]:
             previous_bottom = bottom
             margin = top > height * (1 - _MARGIN_SHARE) or bottom < height * _MARGIN_SHARE
             words = match.group().replace(_PDFIUM_HYPHEN, "").replace("\xad", "")  # a word broken at the line end
-            line = _Line(" ".join(words.split()), size, gap, margin)
-            _place(line, textpage, match.group(), char, (left, crop_top))
-            lines.append(line)
+            line = _Line(" ".join(words.split()), size, gap, margin=margin, glue=glue)
+            glue = "" if match.group().endswith(_PDFIUM_HYPHEN) else None
+            lines += _place(line, textpage, font_extent, match.group(), char, (left, crop_top))
         _number_rows(lines)
         return lines
     finally:
@@ -185,11 +215,15 @@ def _number_rows(lines: list[_Line]) -> None:
         previous = line.number
 
 
-def _place(line: _Line, textpage: Any, raw_text: str, char: int, origin: tuple[float, float]) -> None:
-    """Set ``line``'s top, bottom and words from PDFium's boxes (``raw_text`` as PDFium gave it, from
-    character ``char``): across, a word runs from its first character's pen position to its last one's
-    advance (their loose boxes); down, the line spans the ink of its glyphs (PDFium's text rectangles).
+def _place(
+    line: _Line, textpage: Any, font_extent: FontExtent, raw_text: str, char: int, origin: tuple[float, float]
+) -> list[_Line]:
+    """``line`` placed from PDFium's boxes (``raw_text`` as PDFium gave it, from character ``char``), and
+    split where PDFium ran together words set at different heights (the cells of a table row set
+    staggered, lines set overlapping): a line each, the words of each row, set apart by a space.
 
+    Across, a word runs from its first character's pen position to its last one's advance (their loose
+    boxes), and from its fonts' ascent to their descent (``font_extent``); a line spans its words'.
     ``origin`` is the crop box's left and top edge, in PDF coordinates (y upward).
     """
     narrow = raw_text.isascii() or max(raw_text) <= "\uffff"
@@ -197,19 +231,48 @@ def _place(line: _Line, textpage: Any, raw_text: str, char: int, origin: tuple[f
     def unit(offset: int) -> int:  # PDFium's index of raw_text[offset]: one per UTF-16 code unit
         return char + offset + (0 if narrow else _wide_count(raw_text, 0, offset))
 
-    segments: list[Segment] = []
-    for word in _WORD_RE.finditer(raw_text):
-        length = len(word.group()) - word.group().count(_PDFIUM_HYPHEN) - word.group().count("\xad")
-        if length:
-            (left, _, right, _), (left_2, _, right_2, _) = (
-                _loose_box(textpage, unit(word.start())), _loose_box(textpage, unit(word.end() - 1))
-            )
-            segments.append(Segment(length, min(left, left_2) - origin[0], max(right, right_2) - origin[0]))
-    rects = [textpage.get_rect(i) for i in range(textpage.count_rects(char, unit(len(raw_text)) - char))]
-    inked = [(origin[1] - high, origin[1] - low) for _left, low, _right, high in rects if high > low]
-    if segments and inked:
-        line.top, line.bottom = min(top for top, _ in inked), max(bottom for _, bottom in inked)
-        line.segments = tuple(segments)
+    rows: list[list[_Word]] = [[]]
+    height: tuple[float, float] | None = None  # the top and bottom of the row's last word with a height
+    for match in _WORD_RE.finditer(raw_text):
+        text = match.group().replace(_PDFIUM_HYPHEN, "").replace("\xad", "")
+        if text:
+            first = _loose_box(textpage, unit(match.start()))
+            last = _loose_box(textpage, unit(match.end() - 1))
+            extent = font_extent(unit(match.start()))  # a word is set in its first character's font
+            bottom, top = extent if extent is not None else (min(first[1], last[1]), max(first[3], last[3]))
+            word = _Word(
+                text, min(first[0], last[0]) - origin[0], max(first[2], last[2]) - origin[0],
+                origin[1] - top, origin[1] - bottom,
+            )  # fmt: skip
+            if word.bottom > word.top:
+                if height is not None and height != (word.top, word.bottom) and _apart(height, (word.top, word.bottom)):
+                    rows.append([])
+                height = word.top, word.bottom
+            rows[-1].append(word)
+    if height is None:  # no word with a height (a character without a font has none)
+        return [line]
+    if len(rows) > 1:
+        line.text = " ".join(word.text for word in rows[0])
+    placed = [line] + [
+        _Line(" ".join(word.text for word in row), line.size, 0.0, margin=line.margin, glue=" ") for row in rows[1:]
+    ]  # fmt: skip
+    for piece, row in zip(placed, rows, strict=True):
+        tall = [word for word in row if word.bottom > word.top]
+        piece.top, piece.bottom = min(word.top for word in tall), max(word.bottom for word in tall)
+        piece.segments = tuple(
+            Segment(len(word.text), word.left, word.right, word.top - piece.top, piece.bottom - word.bottom)
+            if word.bottom > word.top else Segment(len(word.text), word.left, word.right)
+            for word in row
+        )  # fmt: skip
+    return placed
+
+
+def _apart(one: tuple[float, float], other: tuple[float, float]) -> bool:
+    """Whether two words' spans down the page, (top, bottom), are on different rows: as tall (set in one
+    size) and overlapping by less than half (a superscript or subscript beside is smaller)."""
+    heights = one[1] - one[0], other[1] - other[0]
+    overlap = min(one[1], other[1]) - max(one[0], other[0])
+    return abs(heights[0] - heights[1]) <= _SAME_HEIGHT * max(heights) and overlap < 0.5 * min(heights)
 
 
 def _loose_box(textpage: Any, char: int) -> tuple[float, float, float, float]:
@@ -217,6 +280,55 @@ def _loose_box(textpage: Any, char: int) -> tuple[float, float, float, float]:
     (left, bottom, right, top)."""
     box: tuple[float, float, float, float] = textpage.get_charbox(char, loose=True)
     return box
+
+
+def _font_extents(textpage: Any) -> FontExtent:
+    """A function giving how far a character of the page reaches down and up, (bottom, top) in PDF
+    coordinates, from its index: its font's descent to its ascent at its baseline, as the font's
+    descriptor gives them; None for a character without a font or turned (its loose box is the measure:
+    PDFium turns it with the text).
+
+    A standard font the file does not embed (:data:`_STANDARD_FONTS`) takes its own metrics (its AFM's
+    ``Ascender`` and ``Descender``, as poppler does), not those of the taller substitute PDFium sets it in.
+    """
+    import pypdfium2.raw as raw
+
+    metrics: dict[int, tuple[float, float]] = {}  # per text object: its font's descent and ascent, in points
+    x, y = ctypes.c_double(), ctypes.c_double()
+
+    def extent(char: int) -> tuple[float, float] | None:
+        text_object = raw.FPDFText_GetTextObject(textpage.raw, char)
+        key = ctypes.cast(text_object, ctypes.c_void_p).value or 0
+        if key not in metrics:
+            angle = raw.FPDFText_GetCharAngle(textpage.raw, char)  # radians, from 0 to 2 pi
+            size = raw.FPDFText_GetFontSize(textpage.raw, char)
+            metrics[key] = (0.0, 0.0) if _TURNED < angle < 2 * math.pi - _TURNED else _font_metrics(text_object, size)
+        down, up = metrics[key]
+        if up <= down:
+            return None
+        raw.FPDFText_GetCharOrigin(textpage.raw, char, x, y)  # each its own: vertical writing runs down the page
+        return y.value + down, y.value + up
+
+    return extent
+
+
+def _font_metrics(text_object: Any, size: float) -> tuple[float, float]:
+    """The descent and ascent of the text object's font at ``size``, in points ((0, 0): none known)."""
+    import pypdfium2.raw as raw
+
+    font = raw.FPDFTextObj_GetFont(text_object) if text_object else None
+    if not font:
+        return 0.0, 0.0
+    if not raw.FPDFFont_GetIsEmbedded(font):
+        name = ctypes.create_string_buffer(128)
+        raw.FPDFFont_GetBaseFontName(font, name, len(name))
+        standard = next(((up, down) for prefix, up, down in _STANDARD_FONTS if name.value.startswith(prefix)), None)
+        if standard is not None:
+            return standard[1] * size / 1000, standard[0] * size / 1000
+    descent, ascent = ctypes.c_float(), ctypes.c_float()
+    raw.FPDFFont_GetDescent(font, size, descent)
+    raw.FPDFFont_GetAscent(font, size, ascent)
+    return descent.value or _UNKNOWN_DESCENT * size, ascent.value or _UNKNOWN_ASCENT * size
 
 
 def _wide_count(text: str, start: int, end: int) -> int:
@@ -298,7 +410,7 @@ def _page_text(page: _Page) -> tuple[str, list[int]]:
     body = _body_size([page])
     for line in page.lines:
         if pieces:
-            separator = "\n\n" if body and line.gap_before > body * 0.9 else "\n"
+            separator = line.glue if line.glue is not None else "\n\n" if body and line.gap_before > body * 0.9 else "\n"
             pieces.append(separator)
             length += len(separator)
         starts.append(length)

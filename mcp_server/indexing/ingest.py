@@ -83,7 +83,7 @@ from mcp_server.stores.vector import (
     server_collection_name,
 )  # fmt: skip
 
-PIPELINE_VERSION = "4"  # bump when loaders or chunking change what a file turns into (4: lines and boxes on the page)
+PIPELINE_VERSION = "5"  # bump when loaders or chunking change what a file turns into (5: PDF lines by font, hyphens)
 LOCK_POLL_S = 0.5
 BATCH_CHUNKS = 2_000  # chunks read, embedded and written together; bounds the memory of a run
 
@@ -695,7 +695,7 @@ def _load_into_docstore(
     try:
         data = read_inside(source.path, config.root.resolve(), limits.max_file_bytes)
         fingerprint = file_fingerprint(data, config)
-        extracted = reader.read(FileInput(data, source.path, limits), config.chunking)
+        extracted = reader.read(FileInput(data, source.path, limits, source.mtime_ns), config.chunking)
     except IngestError as error:
         reason = _reason(error, source)
         if fingerprint:

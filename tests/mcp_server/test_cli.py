@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from click.testing import CliRunner
 
 from mcp_server.cli import main
 from mcp_server.settings import Settings
+from tests.document_fixtures import write_docx, write_pptx
 from tests.helpers import DEMO_DATABASE_SOURCES, demo_row_counts
 
 
@@ -294,3 +296,22 @@ def test_doc_png_writes_the_cited_page_with_the_quote_highlighted(  # type: igno
     assert code == 1 and "cannot write the picture to" in err and "a folder you can write to" in err
     code, _, err = run("doc", "tiny:leave#0", "--page", "2")
     assert code == 2 and "--page picks the page of the picture --png writes" in err
+
+
+def test_since_this_year_finds_office_files_saved_today_with_2013_template_dates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "office"
+    write_docx(folder / "report.docx", "Ferry report", [("", "The ferry timetable changes in June.")])
+    write_pptx(folder / "deck.pptx", [("Ferry timetable", "The ferry timetable changes in June", "")])
+    monkeypatch.setenv("RAGMCP_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("RAGMCP_CORPORA", str(folder))
+    this_year = f"{date.today().year}-01-01"
+
+    result = CliRunner().invoke(main, ["search", "ferry timetable", "--since", this_year, "--mode", "keyword", "--json"])
+
+    assert result.exit_code == 0, result.stderr
+    hits = json.loads(result.stdout)
+    assert {hit["citation"]["doc_id"]: hit["citation"]["updated"] for hit in hits} == {
+        "report": date.today().isoformat(), "deck": date.today().isoformat(),
+    }  # fmt: skip

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from reportlab.pdfbase.pdfmetrics import stringWidth
+from reportlab.pdfbase.pdfmetrics import getFont, stringWidth
 from reportlab.pdfgen import canvas
 
 from mcp_server.indexing.ingest import ingest
@@ -101,6 +101,6 @@ def test_search_hits_over_a_pdf_cite_their_lines_and_boxes(manual: Retriever) ->
     tops = [box.y0 for box in boxes]
     assert tops == sorted(tops) and len(set(tops)) == len(tops)
     quokka_line = 6 + 1  # body line 6, after the header
-    top = HEIGHT - _baseline(6) - 11
+    top = HEIGHT - _baseline(6) - getFont("Helvetica").face.ascent * 11 / 1000  # the font's ascent above the baseline
     assert citation.line_start <= quokka_line <= citation.line_end
-    assert any(abs(box.y0 - top) <= 3 for box in boxes)
+    assert any(abs(box.y0 - top) <= 0.5 for box in boxes)
