@@ -5,7 +5,7 @@
   of a PDF, or of a picture the index read by OCR, with the cited span highlighted:
 
   - ``?chunk=N``: chunk ``N``'s span, on the page where the chunk starts
-    (``page://handbook/hr/leave%20policy.pdf?chunk=2`` shows citation ``handbook:hr/leave policy.pdf#2``);
+    (``page://handbook/hr/leave%20policy?chunk=2`` shows citation ``handbook:hr/leave%20policy#2``);
   - ``?quote=...``: the passage ``get_document``'s ``quote`` finds (the chunk, when given too, is
     where it is looked for first), on the page where it starts;
   - ``?page=P``: that page (from 1) instead, with the part of the span on it highlighted; alone, the
@@ -28,7 +28,7 @@ PAGE_MIME_TYPE = "image/png"
 
 def document_uri(corpus: str, doc_id: str) -> str:
     """The ``doc://`` URI of a document."""
-    return f"doc://{percent_encoded(corpus, safe='')}/{percent_encoded(doc_id, safe='/')}"
+    return f"doc://{_path(corpus, doc_id)}"
 
 
 def page_uri(
@@ -40,5 +40,9 @@ def page_uri(
         for name, value in (("chunk", chunk), ("quote", quote), ("page", page))
         if value is not None
     ]
-    base = f"page://{percent_encoded(corpus, safe='')}/{percent_encoded(doc_id, safe='/')}"
-    return base + ("?" + "&".join(query) if query else "")
+    return f"page://{_path(corpus, doc_id)}" + ("?" + "&".join(query) if query else "")
+
+
+def _path(corpus: str, doc_id: str) -> str:
+    """``<corpus>/<doc_id>`` of a URI: the corpus wholly percent-encoded, the doc_id all but its ``/``."""
+    return f"{percent_encoded(corpus, safe='')}/{percent_encoded(doc_id, safe='/')}"
