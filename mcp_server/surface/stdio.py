@@ -10,9 +10,10 @@ of it (or of everything, when nothing is published yet) is a tool error saying t
 index is being built, how far the build is (read from the build record every process can
 read, :mod:`mcp_server.indexing.build_status`) and when to retry.
 
-:class:`LiveTools` follows ``CURRENT`` like an HTTP worker (:mod:`mcp_server.team.live`):
-every ``reload_interval_s`` it opens a newly published generation, sends new calls to it
-and closes the old one once its running calls are done. When the corpora published change
+:class:`LiveTools` follows ``CURRENT`` like an HTTP worker (:mod:`mcp_server.team.live`), through
+the same :class:`~mcp_server.indexing.pool.GenerationPool`: every ``reload_interval_s`` it opens a
+newly published generation, sends new calls to it and closes the old one once its running calls are
+done. When the corpora published change
 (counts, a corpus indexed), the corpus tools are published anew and the client is told with
 ``notifications/tools/list_changed`` and ``notifications/resources/list_changed`` (on a
 2026-07-28 connection, the same events on its ``subscriptions/listen`` stream).
@@ -30,7 +31,6 @@ to retry. A call without a token is answered at once, as before.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -51,6 +51,7 @@ from mcp_server.indexing.background import BackgroundIngest
 from mcp_server.indexing.build_status import read_build_status
 from mcp_server.indexing.configured import configured_corpora
 from mcp_server.indexing.generations import IndexLayout
+from mcp_server.indexing.pool import GenerationPool
 from mcp_server.models import CorpusInfo, SearchFilters, SqlResult
 from mcp_server.models import Retriever as RetrieverName
 from mcp_server.retrieval.page_pictures import PagePicture
@@ -88,14 +89,12 @@ def serve_stdio(settings: Settings) -> None:
         live.close()
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True)
 class _Held:
-    """One opened generation and the calls using it; closed once retired and unused."""
+    """One opened generation, served from a :class:`~mcp_server.indexing.pool.GenerationPool`."""
 
     tools: RetrievalTools
     indexed: frozenset[str]  # the configured corpora it holds
-    users: int = 0
-    retired: bool = False
 
 
 class LiveTools:
@@ -109,8 +108,7 @@ class LiveTools:
         self._database = database
         self._build = build
         self._layout = IndexLayout(settings.index_dir)
-        self._held: _Held | None = None
-        self._lock = threading.Lock()
+        self._pool: GenerationPool[_Held] = GenerationPool(lambda held: held.tools.close())
 
     @property
     def database(self) -> ReadOnlyDatabase | None:
@@ -118,12 +116,12 @@ class LiveTools:
 
     @property
     def generation(self) -> str | None:
-        held = self._held
+        held = self._pool.current
         return held.tools.retriever.manifest.generation if held is not None else None
 
     def corpora(self, scope: Collection[str] | None = None) -> list[CorpusInfo]:
         """Every configured corpus: as indexed in the served generation, or marked as not indexed yet."""
-        with self._hold() as held:
+        with self._pool.hold() as held:
             indexed = {c.name: c for c in held.tools.corpora()} if held is not None else {}
         return [
             indexed.get(c.name)
@@ -133,7 +131,7 @@ class LiveTools:
         ]
 
     def unserved(self) -> list[str]:
-        held = self._held
+        held = self._pool.current
         return held.tools.retriever.unserved if held is not None else []
 
     def search(
@@ -173,7 +171,7 @@ class LiveTools:
     def document_page(
         self, scope: Collection[str] | None, after: tuple[str, str] | None, limit: int
     ) -> list[tuple[str, str, str]]:
-        with self._hold() as held:
+        with self._pool.hold() as held:
             return held.tools.document_page(scope, after, limit) if held is not None else []
 
     def refresh(self, *, vectors_in_background: bool = False) -> bool:
@@ -188,25 +186,17 @@ class LiveTools:
         )
         retriever = Retriever.open(self.settings, embedder, vectors_in_background=vectors_in_background)
         tools = RetrievalTools(retriever, self._database, self.settings)
-        with self._lock:
-            old, self._held = self._held, _Held(tools, frozenset(c.name for c in tools.corpora()))
-            if old is not None:
-                old.retired = True
-            unused = old is not None and old.users == 0
-        if old is not None and unused:  # else the last call using it closes it
-            old.tools.close()
+        self._pool.publish(_Held(tools, frozenset(c.name for c in tools.corpora())))  # the old one closes once unused
         return True
 
     def close(self) -> None:
-        with self._lock:
-            held, self._held = self._held, None
-        if held is not None:
-            held.tools.close()
+        """Retire the served generation: closed now, or by the last call still using it."""
+        self._pool.publish(None)
 
     def build_position(self, corpus: str | None) -> str | None:
         """How far the index build is, while a call about ``corpus`` (None: any) would be told that the index
         is being built and the build (or the opening of what it published) is under way; else None."""
-        with self._hold() as held:
+        with self._pool.hold() as held:
             if not self._unserved(held, corpus):
                 return None
         status = read_build_status(self.settings.data_dir)  # this server's build, or the one it waits for
@@ -219,7 +209,7 @@ class LiveTools:
     @contextmanager
     def _use(self, corpus: str | None) -> Iterator[RetrievalTools]:
         """The served generation for one call; IndexBuildingError when what is asked is not indexed yet."""
-        with self._hold() as held:
+        with self._pool.hold() as held:
             if held is None or self._unserved(held, corpus):
                 raise IndexBuildingError(self._building(corpus if held is not None else None))
             yield held.tools
@@ -232,23 +222,6 @@ class LiveTools:
         if corpus is None:
             return not any(c.name in held.indexed for c in self._configs)
         return any(c.name == corpus for c in self._configs) and corpus not in held.indexed
-
-    @contextmanager
-    def _hold(self) -> Iterator[_Held | None]:
-        """The served generation (None before the first), kept open until the block ends."""
-        with self._lock:
-            held = self._held
-            if held is not None:
-                held.users += 1
-        try:
-            yield held
-        finally:
-            if held is not None:
-                with self._lock:
-                    held.users -= 1
-                    done = held.retired and held.users == 0
-                if done:
-                    held.tools.close()
 
     def _building(self, corpus: str | None) -> str:
         """Why ``corpus`` (one name or several; None: any corpus) cannot be searched yet, how far its build is and when to retry."""

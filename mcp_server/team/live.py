@@ -13,6 +13,8 @@ another generation it
    ``drain_timeout_s``), it stops the old app and closes its stores, which releases the
    generation's lease so that a later ``ragmcp ingest`` may delete it.
 
+Steps 2 and 3 are :class:`~mcp_server.indexing.pool.GenerationPool`'s, as over stdio.
+
 No request ever sees a half-built index (ingestion publishes complete generations only)
 and none fails because of the switch. A generation that cannot be opened is logged once
 and the old one stays in service; it is tried again at doubling intervals (up to a minute),
@@ -32,11 +34,12 @@ import anyio.abc
 import anyio.to_thread
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcp_server.indexing.pool import GenerationPool, Pooled
+
 logger = logging.getLogger(__name__)
 
 DRAIN_TIMEOUT_S = 30.0
 """Longest a retired generation waits for its in-flight requests before it is stopped anyway."""
-DRAIN_POLL_S = 0.05
 RETRY_MAX_S = 60.0
 """Longest wait between attempts to open a generation that failed to open (doubling from the interval)."""
 
@@ -65,8 +68,7 @@ S = TypeVar("S", bound=Served)
 @dataclass(eq=False)
 class _Slot(Generic[S]):
     served: S
-    active: int = 0  # requests being answered
-    retired: anyio.Event = field(default_factory=anyio.Event)
+    retired: anyio.Event = field(default_factory=anyio.Event)  # set by the pool once drained: the app stops
 
 
 class LiveIndex(Generic[S]):
@@ -84,37 +86,34 @@ class LiveIndex(Generic[S]):
         self._current_name = current_name
         self._interval_s = interval_s
         self._drain_timeout_s = drain_timeout_s
-        self._slot: _Slot[S] | None = None
+        self._pool: GenerationPool[_Slot[S]] = GenerationPool(lambda slot: slot.retired.set())
 
     @property
     def served(self) -> S:
         """The generation new requests go to."""
-        if self._slot is None:
-            raise RuntimeError("LiveIndex is not running; enter run() first")
-        return self._slot.served
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        slot = self._slot
+        slot = self._pool.current
         if slot is None:
             raise RuntimeError("LiveIndex is not running; enter run() first")
-        slot.active += 1  # no await between reading the slot and counting on it: the swap cannot slip in
-        try:
+        return slot.served
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        with self._pool.hold() as slot:  # held from before the first await: the swap cannot slip in
+            if slot is None:
+                raise RuntimeError("LiveIndex is not running; enter run() first")
             await slot.served.app(scope, receive, send)
-        finally:
-            slot.active -= 1
 
     @asynccontextmanager
     async def run(self) -> AsyncIterator[None]:
         """Open the current generation and keep following ``CURRENT`` until the context exits."""
         first = await anyio.to_thread.run_sync(self._open_current)
         async with anyio.create_task_group() as group:
-            self._slot = await group.start(self._serve, first)
+            self._pool.publish(await group.start(self._serve, first))
             group.start_soon(self._follow, group)
             try:
                 yield
             finally:
                 group.cancel_scope.cancel()
-        self._slot = None
+        self._pool.publish(None)
 
     async def _serve(self, served: S, *, task_status: anyio.abc.TaskStatus[_Slot[S]]) -> None:
         """Run ``served`` from its first request to its retirement, then close its stores."""
@@ -145,19 +144,14 @@ class LiveIndex(Generic[S]):
                 wait_s = min(wait_s * 2, RETRY_MAX_S)
                 continue
             failed, wait_s = None, self._interval_s
-            new = await group.start(self._serve, served)
-            old, self._slot = self._slot, new
-            logger.info("now serving index %s (was %s)", served.generation, old.served.generation if old else None)
+            old = self._pool.publish(await group.start(self._serve, served))
+            logger.info("now serving index %s (was %s)", served.generation, old.value.served.generation if old else None)
             if old is not None:
                 group.start_soon(self._retire, old)
 
-    async def _retire(self, slot: _Slot[S]) -> None:
-        with anyio.move_on_after(self._drain_timeout_s):
-            while slot.active:
-                await anyio.sleep(DRAIN_POLL_S)
-        if slot.active:
+    async def _retire(self, old: Pooled[_Slot[S]]) -> None:
+        if running := await self._pool.drain(old, self._drain_timeout_s):
             logger.warning(
                 "%d requests still running on index %s after %.0f s; stopping them",
-                slot.active, slot.served.generation, self._drain_timeout_s,
+                running, old.value.served.generation, self._drain_timeout_s,
             )  # fmt: skip
-        slot.retired.set()
