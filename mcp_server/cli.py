@@ -233,7 +233,7 @@ def search(
     """
     retriever = open_retriever(settings, corpus)
     try:
-        ranking = retriever.ranking(
+        ranking = retriever.searcher.ranking(
             query, mode=mode, corpus=corpus, top_k=top_k,  # type: ignore[arg-type]
             filters=_filters(category, tags, since, until, source_prefix),
         )
@@ -278,7 +278,7 @@ def doc(
         if png is not None:
             _write_page_picture(page_picture(retriever, ref, corpus=corpus, chunk=chunk, quote=quote, page=page), png)
             return
-        view = retriever.get_document(ref, corpus=corpus, chunk=chunk, window=window, quote=quote)
+        view = retriever.documents.get_document(ref, corpus=corpus, chunk=chunk, window=window, quote=quote)
     finally:
         retriever.close()
     if as_json:

@@ -52,7 +52,7 @@ def documents(bundled: Retriever) -> dict[str, DocumentView]:
         config = load_corpus_config(folder)
         for source in discover_documents(config):
             ref = f"{config.name}:{source.doc_id}"
-            views[ref] = bundled.get_document(ref)
+            views[ref] = bundled.documents.get_document(ref)
     return views
 
 
@@ -69,21 +69,21 @@ def holders(documents: dict[str, DocumentView], snippet: str) -> set[str]:
 def test_leave_request_question_finds_the_rule_among_the_top_hits(bundled: Retriever) -> None:
     """Both top hits are the leave policy; the request rule is one of them (the entitlement section,
     which also says "annual leave" and "request", may rank first)."""
-    hits = bundled.search("how far ahead must I request annual leave")[:2]
+    hits = bundled.searcher.search("how far ahead must I request annual leave")[:2]
     assert all(h.citation.id.startswith("handbook:hr/leave-policy#") for h in hits)
     (hit,) = [h for h in hits if "5 working days" in h.text]
-    document = bundled.get_document(hit.citation.id.split("#")[0])
+    document = bundled.documents.get_document(hit.citation.id.split("#")[0])
     assert document.text[hit.citation.char_start : hit.citation.char_end] == hit.text
 
 
 def test_chinese_question_finds_the_chinese_policy(bundled: Retriever) -> None:
-    hit = bundled.search("报销需要在费用发生后多少天内提交")[0]
+    hit = bundled.searcher.search("报销需要在费用发生后多少天内提交")[0]
     assert hit.citation.doc_id == "zh/expense-policy" and "30天内" in hit.text
 
 
 @pytest.mark.parametrize("code", ["ERR_VPN_AUTH_4012", "E1042"])
 def test_keyword_mode_finds_exact_error_codes(bundled: Retriever, code: str) -> None:
-    hit = bundled.search(code, mode="keyword")[0]
+    hit = bundled.searcher.search(code, mode="keyword")[0]
     assert hit.citation.doc_id == "it/vpn-troubleshooting" and code in hit.text
 
 
@@ -201,7 +201,7 @@ FACTS = [
 def test_each_fact_is_found_in_its_home_corpus_and_stated_in_no_other(
     bundled: Retriever, documents: dict[str, DocumentView], corpus: str, query: str, snippets: list[str]
 ) -> None:
-    hits = bundled.search(query, top_k=5)
+    hits = bundled.searcher.search(query, top_k=5)
     found = [h for h in hits if h.citation.corpus == corpus and all(s in flat(h.text) for s in snippets)]
     assert found, f"no hit in {corpus} holds {snippets}; got {[h.citation.id for h in hits]}"
     for snippet in snippets:
@@ -220,7 +220,7 @@ def test_the_two_x3_manuals_disagree_on_battery_life_and_carry_their_dates(
     assert "up to 150 minutes" in new.text and "120 minutes" not in new.text
     assert holders(documents, "up to 120 minutes") == {X3_V1}
     assert holders(documents, "up to 150 minutes") == {X3_V2}
-    hits = bundled.search("How long does the WonderClean X3 battery last?", top_k=10)
+    hits = bundled.searcher.search("How long does the WonderClean X3 battery last?", top_k=10)
     dated = {(h.citation.doc_id, h.citation.updated) for h in hits}
     assert {("wonderclean/x3-user-manual-v1.0", old.updated), ("wonderclean/x3-user-manual-v2.0", new.updated)} <= dated
 
@@ -273,7 +273,7 @@ def test_no_document_states_a_robot_vacuum_price(documents: dict[str, DocumentVi
     ],
 )
 def test_chinese_keyword_search_finds_the_chinese_documents(bundled: Retriever, query: str, ref: str) -> None:
-    hit = bundled.search(query, mode="keyword")[0]
+    hit = bundled.searcher.search(query, mode="keyword")[0]
     assert f"{hit.citation.corpus}:{hit.citation.doc_id}" == ref and query in hit.text
 
 

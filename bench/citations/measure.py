@@ -10,7 +10,7 @@ as the product's text joins it), is drawn again.
 
 Each quote is located as an agent locates one it read in a search hit: ``keyword_search`` for
 the quote within the manual gives the chunk (its top hit's citation id), then
-``Retriever.get_document(citation_id, quote=...)`` (get_document's work without the transport)
+``Retriever.documents.get_document(citation_id, quote=...)`` (get_document's work without the transport)
 finds it (a quote without its chunk is searched for in a document's first 50,000 characters
 only). The location is compared with the words poppler read:
 
@@ -205,12 +205,12 @@ def measure(retriever: Retriever, doc_id: str, quotes: list[Quote], pictures: in
     drawn = 0
     for quote in quotes:
         try:
-            hits = retriever.search(quote.text, mode="keyword", top_k=1, filters=SearchFilters(source_prefix=f"{doc_id}.pdf"))
+            hits = retriever.searcher.search(quote.text, mode="keyword", top_k=1, filters=SearchFilters(source_prefix=f"{doc_id}.pdf"))
         except RetrievalError:  # a quote of punctuation alone, say
             hits = []
         ref = hits[0].citation.id if hits else f"{CORPUS}:{doc_id}"
         try:
-            located = retriever.get_document(ref, quote=quote.text).quote
+            located = retriever.documents.get_document(ref, quote=quote.text).quote
         except RetrievalError as error:
             tally.misses.append(f"p. {quote.page} “{quote.text}”: not located ({error})")
             continue

@@ -66,7 +66,7 @@ def main() -> None:
         ingest(settings)
         retriever = Retriever.open(settings)
         try:
-            chunks = retriever.get_document("manuals:manual", window=0).chunks
+            chunks = retriever.documents.get_document("manuals:manual", window=0).chunks
             first_chunk = {}
             for span in chunks:
                 first_chunk.setdefault(span.page, span.chunk)

@@ -46,7 +46,7 @@ def chunks(tools: RetrievalTools) -> dict[str, str]:
     after = None
     while page := tools.document_page(None, after, 200):
         for corpus, doc_id, _ in page:
-            document = tools.retriever.get_document(f"{corpus}:{doc_id}", corpus=corpus)
+            document = tools.retriever.documents.get_document(f"{corpus}:{doc_id}", corpus=corpus)
             for span in document.chunks:
                 texts[span.citation_id] = document.text[span.char_start : span.char_end]
         after = page[-1][:2]

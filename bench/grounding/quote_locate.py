@@ -102,7 +102,7 @@ def main() -> None:
     settings, pages = build(CACHE / "quote-locate", rng, words)
     ingest(settings)
     tools = RetrievalTools.open(settings)
-    document = tools.retriever.get_document("long:report")
+    document = tools.retriever.documents.get_document("long:report")
     cases = quotes(rng, words, pages, document.text)
     tools.get_document("long:report", corpus=None, chunk=None, window=0, quote=cases["exact"][0][0])  # warm-up
     summary = {}

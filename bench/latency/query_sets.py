@@ -45,14 +45,14 @@ def main() -> None:
             "train[:300], top_k 10": (train[:300], 10)}
     retriever = Retriever.open(Settings(data_dir=args.index / "data", corpora=[args.index / "corpus"]))
     for query in test[:10]:
-        retriever.search(query, mode="hybrid")
+        retriever.searcher.search(query, mode="hybrid")
     report: dict[str, object] = {"load_average_before": os.getloadavg()}
     for label, (queries, top_k) in sets.items():
         for mode in ("hybrid", "keyword"):
             wall, cpu = [], []
             for query in queries:
                 started, started_cpu = time.perf_counter(), time.process_time()
-                retriever.search(query, mode=mode, top_k=top_k)  # type: ignore[arg-type]
+                retriever.searcher.search(query, mode=mode, top_k=top_k)  # type: ignore[arg-type]
                 wall.append(time.perf_counter() - started)
                 cpu.append(time.process_time() - started_cpu)
             report[f"{mode}: {label}"] = {"wall_p50_ms": pick(wall, 0.5), "wall_p95_ms": pick(wall, 0.95),

@@ -34,7 +34,8 @@ from common import (
 )
 
 from mcp_server.indexing.ingest import ingest
-from mcp_server.retrieval.retriever import Retriever, SearchMode
+from mcp_server.retrieval.retriever import Retriever
+from mcp_server.retrieval.search import SearchMode
 from mcp_server.settings import Settings
 
 DEPTH = 100  # chunks asked of each search mode; equals the default hybrid candidate depth
@@ -100,7 +101,7 @@ def product_runs(
         for mode in modes:
             started = time.perf_counter()
             runs[mode] = {
-                qid: doc_run(hit.citation.doc_id for hit in retriever.search(text, mode=mode, top_k=top_k))
+                qid: doc_run(hit.citation.doc_id for hit in retriever.searcher.search(text, mode=mode, top_k=top_k))
                 for qid, text in queries.items()
             }
             log(f"  {mode}: {len(queries)} queries in {time.perf_counter() - started:.1f} s")
@@ -116,7 +117,7 @@ def candidate_lists(settings: Settings, queries: Mapping[str, str], depth: int =
     """Per query, the vector and keyword candidate lists the product's hybrid search fuses."""
     retriever = Retriever.open(settings)
     try:
-        return {qid: retriever.fusion_candidates(text, depth) for qid, text in queries.items()}
+        return {qid: retriever.searcher.fusion_candidates(text, depth) for qid, text in queries.items()}
     finally:
         retriever.close()
 

@@ -4,7 +4,7 @@ The rerank server is the tests' scripted stand-in (tests/mcp_server/retrieval/re
 on 127.0.0.1: it scores each text by a word list in microseconds, so what is measured is
 ragmcp's side — loading the candidates' texts, the HTTP round trip with 50 texts, parsing,
 reordering — not a model's compute (a real cross-encoder adds its own time on top). Cases,
-each the median and p95 of ``Retriever.search(top_k=5)`` over the queries, after a warm-up:
+each the median and p95 of ``Retriever.searcher.search(top_k=5)`` over the queries, after a warm-up:
 
 * ``off``: no rerank server configured (the baseline);
 * ``reranked``: a vLLM-shaped server answering (``RAGMCP_RERANK_CANDIDATES`` 50, and 10);
@@ -48,12 +48,12 @@ RESULTS = Path(__file__).with_name("results-rerank-overhead.json")
 def timed(retriever: Retriever) -> dict[str, float]:
     """Median and p95 milliseconds of a 5-hit hybrid search, over ROUNDS rounds of the queries."""
     for query in QUERIES:
-        retriever.search(query, top_k=5)
+        retriever.searcher.search(query, top_k=5)
     times = []
     for _ in range(ROUNDS):
         for query in QUERIES:
             started = time.perf_counter()
-            retriever.search(query, top_k=5)
+            retriever.searcher.search(query, top_k=5)
             times.append((time.perf_counter() - started) * 1000)
     return {
         "p50_ms": round(statistics.median(times), 2),

@@ -58,7 +58,7 @@ def vector_rankings(retriever: Retriever, queries: dict[str, str], depth: int) -
     """The product's vector search for every query: (citation id, cosine similarity), best first."""
     log(f"vector rankings ({len(queries)} train queries)")
     return {
-        qid: [(h.citation.id, h.score) for h in retriever.search(text, mode="vector", top_k=depth)]
+        qid: [(h.citation.id, h.score) for h in retriever.searcher.search(text, mode="vector", top_k=depth)]
         for qid, text in queries.items()
     }
 

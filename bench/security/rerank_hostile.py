@@ -44,11 +44,11 @@ from mcp_server.retrieval.retriever import Retriever
 from mcp_server.settings import Settings
 logging.disable(logging.WARNING)
 retriever = Retriever.open(Settings(rerank_url=sys.argv[1], rerank_model="bge-reranker-v2-m3", rerank_timeout_s=1))
-retriever.search("warm up", top_k=5, mode="vector")  # loads the embedding model
+retriever.searcher.search("warm up", top_k=5, mode="vector")  # loads the embedding model
 rows = []
 def search(n):
     started = time.monotonic()
-    ranking = retriever.ranking("how far ahead must annual leave be requested", top_k=5)
+    ranking = retriever.searcher.ranking("how far ahead must annual leave be requested", top_k=5)
     rows.append({"seconds": round(time.monotonic() - started, 2), "reranked": ranking.reranked_by is not None})
 threads = [threading.Thread(target=search, args=(n,)) for n in range(int(sys.argv[2]))]
 for t in threads: t.start()

@@ -50,7 +50,7 @@ def page_picture(
     :raises RetrievalError: no such document or chunk within ``scope``, the quote is not in it, it has no
         pages to draw, the page is out of range, its file changed or vanished since indexing, or drawing failed.
     """
-    view = retriever.get_document(ref, corpus=corpus, chunk=chunk, window=0, scope=scope, quote=quote)
+    view = retriever.documents.get_document(ref, corpus=corpus, chunk=chunk, window=0, scope=scope, quote=quote)
     name = f"{view.corpus}:{view.doc_id}"
     if view.page_kind != "page" or not is_drawable(PurePosixPath(view.source).suffix):
         raise InvalidQueryError(
@@ -107,7 +107,7 @@ def _boxes(
     start, end = span
     if start >= end:
         return ()
-    pages = retriever.page_boxes(view.corpus, view.doc_id, start, end, scope)
+    pages = retriever.documents.page_boxes(view.corpus, view.doc_id, start, end, scope)
     if not pages:
         raise InvalidQueryError(
             f"the index holds no positions for the text of {view.corpus}:{view.doc_id}, so nothing can be highlighted "
@@ -120,7 +120,7 @@ def _indexed_bytes(retriever: Retriever, view: DocumentView) -> tuple[bytes, Pat
     """The bytes of the file ``view`` was indexed from, and its path in the corpus (messages never show the
     server's folders); refused when they are not the bytes indexed."""
     name = f"{view.corpus}:{view.doc_id}"
-    indexed = retriever.indexed_file(view.corpus, view.doc_id)
+    indexed = retriever.documents.indexed_file(view.corpus, view.doc_id)
     if indexed is None:  # the index changed between the two reads
         raise NotFoundError(f"no document {name!r}; search again for current citation ids")
     root, source, fingerprint = indexed

@@ -129,7 +129,7 @@ class RetrievalTools:
     ) -> SearchResult:
         """Search ``corpus``, or every corpus within ``scope`` (the caller's grant; None: all); of the
         ``top_k`` hits, those scoring below ``min_score`` are left out and counted."""
-        ranking = self.retriever.ranking(query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
+        ranking = self.retriever.searcher.ranking(query, mode=mode, corpus=corpus, top_k=top_k, filters=filters, scope=scope)
         found = ranking.hits
         hits = found if min_score is None else [hit for hit in found if hit.score >= min_score]
         return SearchResult(
@@ -141,7 +141,7 @@ class RetrievalTools:
         self, ref: str, *, corpus: str | None, chunk: int | None, window: int, scope: Collection[str] | None = None,
         quote: str | None = None,
     ) -> DocumentResult:
-        view = self.retriever.get_document(ref, corpus=corpus, chunk=chunk, window=window, scope=scope, quote=quote)
+        view = self.retriever.documents.get_document(ref, corpus=corpus, chunk=chunk, window=window, scope=scope, quote=quote)
         return _bounded_document(view, self.settings.max_result_chars)
 
     def page_picture(
@@ -155,12 +155,12 @@ class RetrievalTools:
 
     def check_answer(self, answer: str, question: str | None, scope: Collection[str] | None = None) -> AnswerCheck:
         """The citation check of ``answer`` against the chunks it cites that ``scope`` may read."""
-        return check_cited_answer(answer, question, lambda cid: self.retriever.cited_chunk(cid, scope))
+        return check_cited_answer(answer, question, lambda cid: self.retriever.documents.cited_chunk(cid, scope))
 
     def document_page(
         self, scope: Collection[str] | None, after: tuple[str, str] | None, limit: int
     ) -> list[tuple[str, str, str]]:
-        return self.retriever.document_page(scope, after, limit)
+        return self.retriever.documents.document_page(scope, after, limit)
 
 
 def query_database(database: ReadOnlyDatabase | None, sql: str, params: Params, max_rows: int | None) -> SqlResult:

@@ -205,6 +205,6 @@ def test_opendocument_epub_and_email_are_indexed_and_found(tmp_path: Path) -> No
     try:
         for query, doc_id in (("inspected on Mondays", "fleet"), ("Laptop", "costs"), ("daily rate", "deck"),
                               ("Bergen", "tides"), ("deductible per claim", "deductible")):  # fmt: skip
-            assert retriever.search(query, mode="keyword", top_k=1)[0].citation.doc_id == doc_id, query
+            assert retriever.searcher.search(query, mode="keyword", top_k=1)[0].citation.doc_id == doc_id, query
     finally:
         retriever.close()

@@ -100,8 +100,8 @@ def test_index_built_through_the_server_answers_like_the_bundled_model(
     acme: Retriever, served_retriever: Retriever, served: EmbeddingsServer, mode: str
 ) -> None:
     for query in QUERIES:
-        direct = acme.search(query, mode=mode, top_k=8)  # type: ignore[arg-type]
-        through = served_retriever.search(query, mode=mode, top_k=8)  # type: ignore[arg-type]
+        direct = acme.searcher.search(query, mode=mode, top_k=8)  # type: ignore[arg-type]
+        through = served_retriever.searcher.search(query, mode=mode, top_k=8)  # type: ignore[arg-type]
         assert [h.citation.id for h in through] == [h.citation.id for h in direct], query
         assert np.allclose([h.score for h in through], [h.score for h in direct], rtol=0, atol=1e-6), query
         assert served.texts()[-1] == query  # the query was embedded by the server too
@@ -147,7 +147,7 @@ async def test_mcp_vector_search_embeds_the_query_through_the_server(
         result = await client.call_tool("vector_search", {"query": "money for meals while travelling", "top_k": 3})
     assert not result.is_error, text_of(result)
     hits = result.structured_content["hits"]  # type: ignore[index]
-    expected = [h.citation.id for h in acme.search("money for meals while travelling", mode="vector", top_k=3)]
+    expected = [h.citation.id for h in acme.searcher.search("money for meals while travelling", mode="vector", top_k=3)]
     assert [h["citation"]["id"] for h in hits] == expected
     assert served.texts()[-1] == "money for meals while travelling"
 
@@ -186,7 +186,7 @@ def test_server_down_fails_ingest_before_publishing_and_the_old_index_still_serv
     settings = through_server(tmp_path / "data", tiny_corpus, embeddings.url, embedding_max_retries=1)
     ingest(settings)
     retriever = Retriever.open(settings)
-    before_hits = [(h.citation.id, h.score) for h in retriever.search("zebraword fuel", mode="vector")]
+    before_hits = [(h.citation.id, h.score) for h in retriever.searcher.search("zebraword fuel", mode="vector")]
     retriever.close()
     before = index_files(settings)
     embeddings.stop()
@@ -203,12 +203,12 @@ def test_server_down_fails_ingest_before_publishing_and_the_old_index_still_serv
     restarted = EmbeddingsServer(port)
     try:
         retriever = Retriever.open(settings)
-        assert [(h.citation.id, h.score) for h in retriever.search("zebraword fuel", mode="vector")] == before_hits
-        assert retriever.search("delta wings", mode="keyword", top_k=3) == []  # still the previous generation
+        assert [(h.citation.id, h.score) for h in retriever.searcher.search("zebraword fuel", mode="vector")] == before_hits
+        assert retriever.searcher.search("delta wings", mode="keyword", top_k=3) == []  # still the previous generation
         retriever.close()
         ingest(settings)  # the server is back: the change goes in
         retriever = Retriever.open(settings)
-        assert retriever.search("delta wings", mode="keyword")[0].citation.id == "tiny:delta#0"
+        assert retriever.searcher.search("delta wings", mode="keyword")[0].citation.id == "tiny:delta#0"
         retriever.close()
     finally:
         restarted.stop()
@@ -240,7 +240,7 @@ def test_wrong_dimension_is_refused_and_leaves_the_index_untouched(
     retriever = Retriever.open(settings)  # opening needs no vector; the first vector search says what is wrong
     try:
         with pytest.raises(EmbeddingModelMismatchError, match="ragmcp ingest --rebuild"):
-            retriever.search("zebraword fuel", mode="vector")
+            retriever.searcher.search("zebraword fuel", mode="vector")
     finally:
         retriever.close()
 
@@ -249,7 +249,7 @@ def test_wrong_dimension_is_refused_and_leaves_the_index_untouched(
     retriever = Retriever.open(settings)
     try:
         assert retriever.manifest.dimension == 768
-        assert retriever.search("zebraword fuel", mode="vector")[0].citation.id == "tiny:alpha#0"
+        assert retriever.searcher.search("zebraword fuel", mode="vector")[0].citation.id == "tiny:alpha#0"
     finally:
         retriever.close()
 
@@ -276,7 +276,7 @@ def test_a_500_is_retried_and_the_ingest_completes(
     assert embeddings.script == [] and len(embeddings.received) >= 3
     retriever = Retriever.open(settings)
     try:
-        assert retriever.search("zebraword fuel", mode="vector")[0].citation.id == "tiny:alpha#0"
+        assert retriever.searcher.search("zebraword fuel", mode="vector")[0].citation.id == "tiny:alpha#0"
     finally:
         retriever.close()
 
@@ -306,8 +306,8 @@ def test_a_server_that_fails_mid_ingest_names_itself_and_the_published_index_sta
     assert after == published  # the failed run got as far as staging; the published generation is as it was
     retriever = Retriever.open(settings)
     try:
-        assert retriever.search("delta wings", mode="keyword", top_k=3) == []
-        assert retriever.search("zebraword fuel", mode="vector")[0].citation.id == "tiny:alpha#0"
+        assert retriever.searcher.search("delta wings", mode="keyword", top_k=3) == []
+        assert retriever.searcher.search("zebraword fuel", mode="vector")[0].citation.id == "tiny:alpha#0"
     finally:
         retriever.close()
 
@@ -404,7 +404,7 @@ def test_credentials_in_the_url_are_used_but_never_recorded(
         assert {r.authorization for r in embeddings.received} == {basic}  # sent to the server, as HTTP basic auth
         embeddings.stop()
         with pytest.raises(BackendUnavailableError, match=f"cannot reach the embedding server at {embeddings.url}"):
-            retriever.search("zebraword", mode="vector")
+            retriever.searcher.search("zebraword", mode="vector")
     finally:
         retriever.close()
 

@@ -40,12 +40,12 @@ def test_scans_and_pictures_are_indexed_by_ocr_and_cited_on_their_page(tmp_path:
     assert "scans: skipped broken.png: is not a readable picture" in result.stderr
     retriever = Retriever.open(settings)
     try:
-        deductible = retriever.search("deductible per claim", mode="keyword", top_k=1)[0].citation
+        deductible = retriever.searcher.search("deductible per claim", mode="keyword", top_k=1)[0].citation
         assert (deductible.doc_id, deductible.page) == ("contract", 2)
-        rent = retriever.search("月租金", mode="keyword", top_k=1)[0].citation
+        rent = retriever.searcher.search("月租金", mode="keyword", top_k=1)[0].citation
         assert (rent.doc_id, rent.page) == ("contract", 3)
-        firmware = retriever.search("X5 firmware", mode="hybrid", top_k=1)[0].citation
+        firmware = retriever.searcher.search("X5 firmware", mode="hybrid", top_k=1)[0].citation
         assert (firmware.doc_id, firmware.page) == ("whiteboard", 1)
-        assert retriever.get_document("scans:contract").metadata["ocr_pages"] == "2,3"
+        assert retriever.documents.get_document("scans:contract").metadata["ocr_pages"] == "2,3"
     finally:
         retriever.close()

@@ -106,11 +106,11 @@ def test_a_folder_of_bombs_beside_a_good_document_is_ingested_with_each_bomb_ski
     assert peak_mb < 1_500, f"ingestion of the bomb folder peaked at {peak_mb} MB"
     retriever = Retriever.open(settings)
     try:
-        hits = retriever.search("harbour office weekdays", mode="keyword", top_k=3)
+        hits = retriever.searcher.search("harbour office weekdays", mode="keyword", top_k=3)
         assert hits and hits[0].citation.doc_id == "good"
         # The deep JSON and the whole-sheet workbook are ordinary text and one row: read, not refused.
-        assert retriever.search("deep value", mode="keyword", top_k=3)[0].citation.doc_id == "deep"
-        assert retriever.search("only cell", mode="keyword", top_k=3)[0].citation.doc_id == "sheet"
+        assert retriever.searcher.search("deep value", mode="keyword", top_k=3)[0].citation.doc_id == "deep"
+        assert retriever.searcher.search("only cell", mode="keyword", top_k=3)[0].citation.doc_id == "sheet"
     finally:
         retriever.close()
 
@@ -149,8 +149,8 @@ def test_a_file_swapped_for_a_symlink_between_scan_and_read_never_yields_outside
     assert "not a regular file" in reasons["device.md"] or "outside the corpus folder" in reasons["device.md"]
     retriever = Retriever.open(settings)
     try:
-        assert retriever.search("chief executive crowns", mode="keyword", top_k=5) == []
-        assert retriever.search("quay", mode="keyword", top_k=5)[0].citation.doc_id == "notes"
+        assert retriever.searcher.search("chief executive crowns", mode="keyword", top_k=5) == []
+        assert retriever.searcher.search("quay", mode="keyword", top_k=5)[0].citation.doc_id == "notes"
     finally:
         retriever.close()
 
@@ -161,8 +161,8 @@ def test_a_file_swapped_for_a_symlink_between_scan_and_read_never_yields_outside
     ingest(settings)
     retriever = Retriever.open(settings)
     try:
-        assert retriever.search("ferries", mode="keyword", top_k=5)[0].citation.doc_id == "swapped"
-        assert retriever.search("chief executive crowns", mode="keyword", top_k=5) == []
+        assert retriever.searcher.search("ferries", mode="keyword", top_k=5)[0].citation.doc_id == "swapped"
+        assert retriever.searcher.search("chief executive crowns", mode="keyword", top_k=5) == []
     finally:
         retriever.close()
 

@@ -158,8 +158,8 @@ def test_the_red_teams_text_files_beside_a_good_document_are_ingested_in_bounded
     assert peak_mb < 1_500, f"ingestion of the crafted folder peaked at {peak_mb} MB"
     retriever = Retriever.open(settings)
     try:
-        assert retriever.search("harbour office weekdays", mode="keyword", top_k=1)[0].citation.doc_id == "good"
-        assert retriever.search("deposit flat keys", mode="keyword", top_k=1)[0].citation.doc_id == "lettings"
+        assert retriever.searcher.search("harbour office weekdays", mode="keyword", top_k=1)[0].citation.doc_id == "good"
+        assert retriever.searcher.search("deposit flat keys", mode="keyword", top_k=1)[0].citation.doc_id == "lettings"
     finally:
         retriever.close()
 

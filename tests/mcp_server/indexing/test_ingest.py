@@ -79,19 +79,19 @@ def test_changed_and_deleted_documents_leave_all_three_stores(tiny_settings: Set
 
     retriever = Retriever.open(tiny_settings)
     try:
-        assert retriever.search("zebraword", mode="keyword") == []
-        assert [h.citation.id for h in retriever.search("quaggaword", mode="keyword")] == ["tiny:alpha#0"]
-        vector_ids = {h.citation.id for h in retriever.search("lead shielding gamma rays", mode="vector", top_k=10)}
+        assert retriever.searcher.search("zebraword", mode="keyword") == []
+        assert [h.citation.id for h in retriever.searcher.search("quaggaword", mode="keyword")] == ["tiny:alpha#0"]
+        vector_ids = {h.citation.id for h in retriever.searcher.search("lead shielding gamma rays", mode="vector", top_k=10)}
         assert vector_ids == {"tiny:alpha#0", "tiny:beta#0"}
-        assert retriever.get_document("tiny:alpha").text.count("quaggaword") == 1
+        assert retriever.documents.get_document("tiny:alpha").text.count("quaggaword") == 1
         with pytest.raises(Exception, match="no document"):
-            retriever.get_document("tiny:gamma")
+            retriever.documents.get_document("tiny:gamma")
         assert retriever.corpora()[0].documents == 2
     finally:
         retriever.close()
     generation = IndexLayout(tiny_settings.index_dir).current()
     assert generation is not None
-    store = ChromaStore.embedded(generation / "chroma", Retriever.open(tiny_settings)._embedder)
+    store = ChromaStore.embedded(generation / "chroma", Retriever.open(tiny_settings).embedder)
     assert store.count() == 2
     store.close()
 
@@ -131,9 +131,9 @@ def test_a_folder_ingested_by_path_is_served_only_once_configured(tiny_settings:
     retriever = Retriever.open(tiny_settings)
     try:
         assert [c.name for c in retriever.corpora()] == ["tiny"] and retriever.unserved == ["notes"]
-        assert retriever.search("okapi migration", mode="keyword") == []
+        assert retriever.searcher.search("okapi migration", mode="keyword") == []
         with pytest.raises(NotFoundError, match="unknown corpus 'notes'; available: tiny"):
-            retriever.get_document("n1", corpus="notes")
+            retriever.documents.get_document("n1", corpus="notes")
     finally:
         retriever.close()
 
@@ -141,7 +141,7 @@ def test_a_folder_ingested_by_path_is_served_only_once_configured(tiny_settings:
     assert ingest(both).generation is None  # configured again: already indexed, nothing to do
     retriever = Retriever.open(both)
     try:
-        assert retriever.search("okapi", mode="keyword")[0].citation.id == "notes:n1#0"
+        assert retriever.searcher.search("okapi", mode="keyword")[0].citation.id == "notes:n1#0"
     finally:
         retriever.close()
 
@@ -157,7 +157,7 @@ def _search_snapshot(settings: Settings) -> list[list[str]]:
     retriever = Retriever.open(settings)
     try:
         return [
-            [f"{h.citation.id}:{h.text}" for h in retriever.search(q, mode=mode, top_k=5)]
+            [f"{h.citation.id}:{h.text}" for h in retriever.searcher.search(q, mode=mode, top_k=5)]
             for q in ("alpha reactor fuel", "quarterly roadmap", "lead shielding")
             for mode in ("vector", "keyword", "hybrid")
         ]
@@ -229,7 +229,7 @@ def test_sigkill_mid_ingest_leaves_previous_index_answering(
     retriever = Retriever.open(tiny_settings)
     try:
         assert retriever.corpora()[0].documents == 123
-        assert retriever.search("Bulk document 42", mode="keyword")[0].citation.doc_id == "bulk/doc042"
+        assert retriever.searcher.search("Bulk document 42", mode="keyword")[0].citation.doc_id == "bulk/doc042"
     finally:
         retriever.close()
 
@@ -278,9 +278,9 @@ def test_readers_write_nothing_into_a_published_generation(tiny_settings: Settin
     before = _files(generation)
     readers = [Retriever.open(tiny_settings) for _ in range(2)]  # as two worker processes would
     for retriever in readers:
-        assert retriever.search("zebraword fuel", mode="vector")[0].citation.id == "tiny:alpha#0"
-        assert retriever.search("zebraword", mode="hybrid")[0].citation.id == "tiny:alpha#0"
-    scratch = [r._vectors._scratch for r in readers]
+        assert retriever.searcher.search("zebraword fuel", mode="vector")[0].citation.id == "tiny:alpha#0"
+        assert retriever.searcher.search("zebraword", mode="hybrid")[0].citation.id == "tiny:alpha#0"
+    scratch = [r.vectors._scratch for r in readers]
     for retriever in readers:
         retriever.close()
     assert _files(generation) == before

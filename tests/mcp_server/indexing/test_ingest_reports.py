@@ -143,7 +143,7 @@ def test_run_finishes_indexes_the_good_files_and_names_each_bad_one_once(setting
         for query, doc_id in [("heron committee", "notes"), ("wombat allowance", "handbook"),
                               ("platypus supplier", "deck"), ("narwhal licences", "budget"),
                               ("ocelot", "contacts"), ("pelican harbour", "report")]:  # fmt: skip
-            assert retriever.search(query, mode="keyword", top_k=1)[0].citation.doc_id == doc_id, query
+            assert retriever.searcher.search(query, mode="keyword", top_k=1)[0].citation.doc_id == doc_id, query
     finally:
         retriever.close()
     docstore_chunks, keyword_chunks, vector_chunks = _store_counts(settings)
@@ -195,7 +195,7 @@ def test_a_document_that_turns_bad_leaves_every_store(settings: Settings, mixed_
     assert docstore_chunks == keyword_chunks == vector_chunks
     retriever = Retriever.open(settings)
     try:
-        assert retriever.search("heron committee", mode="keyword") == []
+        assert retriever.searcher.search("heron committee", mode="keyword") == []
     finally:
         retriever.close()
     (mixed_folder / "notes.md").write_text("# Notes\n\nThe heron committee is back.", encoding="utf-8")

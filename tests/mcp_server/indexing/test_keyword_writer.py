@@ -143,7 +143,7 @@ def hits(settings: Settings, query: str, mode: str) -> list[tuple[str, float]]:
     """(id, score) of the top 10, ties by id (Whoosh breaks ties by internal document number)."""
     retriever = Retriever.open(settings)
     try:
-        found = [(h.citation.id, round(h.score, 6)) for h in retriever.search(query, mode=mode, top_k=10)]  # type: ignore[arg-type]
+        found = [(h.citation.id, round(h.score, 6)) for h in retriever.searcher.search(query, mode=mode, top_k=10)]  # type: ignore[arg-type]
     finally:
         retriever.close()
     return sorted(found, key=lambda hit: (-hit[1], hit[0]))

@@ -80,7 +80,7 @@ def searched(settings: Settings, query: str) -> list[str]:
     """The citation ids a keyword search of the current index returns."""
     retriever = Retriever.open(settings)
     try:
-        return [hit.citation.id for hit in retriever.search(query, mode="keyword", top_k=5)]
+        return [hit.citation.id for hit in retriever.searcher.search(query, mode="keyword", top_k=5)]
     finally:
         retriever.close()
 

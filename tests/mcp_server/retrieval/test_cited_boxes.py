@@ -63,7 +63,7 @@ def test_a_quote_is_on_the_line_the_page_shows(manual: Retriever) -> None:
     """
     quote = "2 body line 9 keeps the motor dry"  # from mid-line: after 'Page '
 
-    located = manual.get_document("manuals:pump", quote=quote).quote
+    located = manual.documents.get_document("manuals:pump", quote=quote).quote
 
     assert located is not None
     assert located.exact and (located.page, located.line_start, located.line_end, located.lines) == (2, 10, 10, "page")
@@ -78,7 +78,7 @@ def test_a_quote_is_on_the_line_the_page_shows(manual: Retriever) -> None:
 def test_a_quote_across_a_page_break_has_boxes_on_both_pages(manual: Retriever) -> None:
     quote = "for the yearly check.\n\nPage 2 body line 1 keeps"
 
-    located = manual.get_document("manuals:pump", quote=quote).quote
+    located = manual.documents.get_document("manuals:pump", quote=quote).quote
 
     assert located is not None and located.exact and (located.page, located.page_end) == (1, 2)
     first, second = located.boxes or []
@@ -90,7 +90,7 @@ def test_a_quote_across_a_page_break_has_boxes_on_both_pages(manual: Retriever) 
 
 
 def test_search_hits_over_a_pdf_cite_their_lines_and_boxes(manual: Retriever) -> None:
-    (hit,) = manual.search('"keeps the quokka dry"', mode="keyword", top_k=1)
+    (hit,) = manual.searcher.search('"keeps the quokka dry"', mode="keyword", top_k=1)
 
     citation = hit.citation
     assert citation.page is not None and citation.line_start is not None and citation.line_end is not None

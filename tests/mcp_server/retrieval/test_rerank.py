@@ -204,10 +204,10 @@ def reranking(settings: Settings, url: str, **more: object) -> Iterator[Retrieve
 def test_hybrid_hits_come_in_the_servers_order_with_its_scores(
     acme: Retriever, acme_index: Settings, stand_in: RerankStandIn
 ) -> None:
-    fused = acme.search(QUERY, top_k=3)
+    fused = acme.searcher.search(QUERY, top_k=3)
     assert fused[0].citation.id == "acme:policies/travel#0"
     for retriever in reranking(acme_index, stand_in.url):
-        ranking = retriever.ranking(QUERY, top_k=3)
+        ranking = retriever.searcher.ranking(QUERY, top_k=3)
     assert ranking.reranked_by == "bge-m3"
     hits = ranking.hits
     assert [h.citation.id for h in hits[:2]] == ["acme:policies/travel#2", "acme:policies/travel#1"]
@@ -215,17 +215,17 @@ def test_hybrid_hits_come_in_the_servers_order_with_its_scores(
     assert [h.rank for h in hits] == [1, 2, 3] and {h.retriever for h in hits} == {"hybrid"}
     (request,) = stand_in.received
     assert request.body["query"] == QUERY  # and the best 50 fused candidates (the fixture has fewer), in order:
-    assert request.body["documents"] == [h.text for h in acme.search(QUERY, top_k=50)]
+    assert request.body["documents"] == [h.text for h in acme.searcher.search(QUERY, top_k=50)]
 
 
 def test_the_candidate_count_is_at_least_top_k_and_only_hybrid_search_reranks(
     acme_index: Settings, stand_in: RerankStandIn
 ) -> None:
     for retriever in reranking(acme_index, stand_in.url, rerank_candidates=4):
-        assert len(retriever.search(QUERY, top_k=2)) == 2
-        assert len(retriever.search(QUERY, top_k=6)) == 6
-        retriever.search(QUERY, mode="vector")
-        retriever.search("hotel", mode="keyword")
+        assert len(retriever.searcher.search(QUERY, top_k=2)) == 2
+        assert len(retriever.searcher.search(QUERY, top_k=6)) == 6
+        retriever.searcher.search(QUERY, mode="vector")
+        retriever.searcher.search("hotel", mode="keyword")
     assert [len(r.body["documents"]) for r in stand_in.received] == [4, 6]
 
 
@@ -246,13 +246,13 @@ def test_a_failing_server_costs_one_log_line_and_leaves_the_fused_order(
     reply: Reply, logged: str,
 ) -> None:  # fmt: skip
     stand_in.replies.append(reply)
-    fused = acme.search(QUERY, top_k=5)
+    fused = acme.searcher.search(QUERY, top_k=5)
     for retriever in reranking(acme_index, stand_in.url, rerank_timeout_s=TIMEOUT_S):
         with caplog.at_level(logging.WARNING):
             started = time.monotonic()
-            first = retriever.ranking(QUERY, top_k=5)
+            first = retriever.searcher.ranking(QUERY, top_k=5)
             elapsed = time.monotonic() - started
-            again = retriever.ranking(QUERY, top_k=5)  # within the pause: no request, no line
+            again = retriever.searcher.ranking(QUERY, top_k=5)  # within the pause: no request, no line
     assert first.reranked_by is None and again.reranked_by is None
     assert first.hits == fused and again.hits == fused
     assert elapsed < 3 * TIMEOUT_S
@@ -270,8 +270,8 @@ def test_a_server_that_is_down_costs_one_log_line_and_leaves_the_fused_order(
     stand_in.stop()
     for retriever in reranking(acme_index, stand_in.url):
         with caplog.at_level(logging.WARNING):
-            ranking = retriever.ranking(QUERY, top_k=5)
-    assert ranking.reranked_by is None and ranking.hits == acme.search(QUERY, top_k=5)
+            ranking = retriever.searcher.ranking(QUERY, top_k=5)
+    assert ranking.reranked_by is None and ranking.hits == acme.searcher.search(QUERY, top_k=5)
     (line,) = [r.getMessage() for r in caplog.records if "rerank" in r.getMessage()]
     assert line.startswith(f"rerank server {stand_in.url} failed: cannot reach it ([Errno 111] Connection refused)")
 
@@ -280,7 +280,7 @@ def test_the_pause_after_a_failure_is_per_tenant(acme_index: Settings, stand_in:
     # A failure on one grant's search must not change what another grant receives.
     stand_in.replies.append(Reply(500, "boom"))
     for retriever in reranking(acme_index, stand_in.url):
-        assert retriever.ranking(QUERY, scope={"acme"}).reranked_by is None
-        assert retriever.ranking(QUERY).reranked_by == "bge-m3"
-        assert retriever.ranking(QUERY, scope={"acme"}).reranked_by is None
+        assert retriever.searcher.ranking(QUERY, scope={"acme"}).reranked_by is None
+        assert retriever.searcher.ranking(QUERY).reranked_by == "bge-m3"
+        assert retriever.searcher.ranking(QUERY, scope={"acme"}).reranked_by is None
     assert len(stand_in.received) == 2

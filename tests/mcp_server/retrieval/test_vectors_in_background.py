@@ -17,7 +17,7 @@ QUERIES = ("how far ahead should I book a train", "ACME-E7731", "meal allowance 
 
 
 def hits(retriever: Retriever, query: str, mode: str) -> list[tuple[str, float]]:
-    return [(h.citation.id, h.score) for h in retriever.search(query, mode=mode, top_k=5)]  # type: ignore[arg-type]
+    return [(h.citation.id, h.score) for h in retriever.searcher.search(query, mode=mode, top_k=5)]  # type: ignore[arg-type]
 
 
 def test_vectors_opened_in_background_rank_exactly_as_vectors_opened_at_once(acme_index: Settings) -> None:
@@ -45,9 +45,9 @@ def test_vectors_that_cannot_open_fail_only_the_searches_that_need_them(tiny_set
     retriever = Retriever.open(tiny_settings, vectors_in_background=True)
     try:
         assert [c.chunks for c in retriever.corpora()] == [3]
-        assert [h.citation.doc_id for h in retriever.search("zebraword", mode="keyword")] == ["alpha"]
+        assert [h.citation.doc_id for h in retriever.searcher.search("zebraword", mode="keyword")] == ["alpha"]
         for mode in ("vector", "hybrid"):
             with pytest.raises(BackendUnavailableError, match="has no vectors for corpora tiny; rebuild the index"):
-                retriever.search("zebraword reactor fuel", mode=mode)  # type: ignore[arg-type]
+                retriever.searcher.search("zebraword reactor fuel", mode=mode)  # type: ignore[arg-type]
     finally:
         retriever.close()

@@ -79,7 +79,7 @@ def server_collections(url: str) -> set[str]:
 
 
 def ranked(retriever: Retriever, query: str, mode: str) -> list[tuple[str, float]]:
-    return [(h.citation.id, round(h.score, 4)) for h in retriever.search(query, mode=mode, top_k=8)]  # type: ignore[arg-type]
+    return [(h.citation.id, round(h.score, 4)) for h in retriever.searcher.search(query, mode=mode, top_k=8)]  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +120,7 @@ async def test_http_server_over_the_chroma_server_answers_like_the_embedded_stor
                 result = await client.call_tool("vector_search", {"query": query, "top_k": 5})
                 assert result.structured_content is not None
                 served = [(h["citation"]["id"], round(h["score"], 4)) for h in result.structured_content["hits"]]
-                assert served == [(h.citation.id, round(h.score, 4)) for h in acme.search(query, mode="vector")]
+                assert served == [(h.citation.id, round(h.score, 4)) for h in acme.searcher.search(query, mode="vector")]
     finally:
         assert server.stop() in (0, -signal.SIGTERM), server.log.read_text()  # one worker re-raises SIGTERM
     assert "HTTP Request:" not in server.log.read_text()  # no log line per Chroma server request
@@ -143,8 +143,8 @@ def test_reingest_copies_vectors_to_a_new_collection_and_drops_removed_ones(
     assert ours == {names[g] for g in generations[1:] if g is not None}  # the one corpus's, of the kept generations
     retriever = Retriever.open(settings)
     try:
-        assert [h.citation.id for h in retriever.search("okapiword", mode="vector", top_k=3)][0] == "tiny:alpha#0"
-        assert {h.citation.id for h in retriever.search("lead shielding", mode="vector", top_k=3)} == {
+        assert [h.citation.id for h in retriever.searcher.search("okapiword", mode="vector", top_k=3)][0] == "tiny:alpha#0"
+        assert {h.citation.id for h in retriever.searcher.search("lead shielding", mode="vector", top_k=3)} == {
             "tiny:alpha#0", "tiny:beta#0", "tiny:gamma#0",
         }  # fmt: skip
     finally:

@@ -311,7 +311,7 @@ async def test_hostile_sql_through_mcp_is_refused_or_bounded(
 
 async def test_resources_list_corpora_schema_and_documents(client: Client, acme: Retriever) -> None:
     listed = (await client.list_resources()).resources
-    documents = acme.document_page(None, None, 1000)
+    documents = acme.documents.document_page(None, None, 1000)
     uris = [VIEW_URI, CORPORA_URI, SCHEMA_URI, *(f"doc://acme/{quote(d, safe='/')}" for _, d, _ in documents)]
     assert [str(r.uri) for r in listed] == uris
     assert len(documents) == 6 and "doc://acme/policies/travel" in {str(r.uri) for r in listed}
