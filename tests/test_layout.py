@@ -164,3 +164,23 @@ def test_the_offline_package_does_not_import_the_loop_or_a_model_back_end() -> N
     assert {m: d for m, d in reaching_out.items() if d} == {}
     assert (REPO / "client_agent" / "offline" / "backend.py").is_file()
     assert not (REPO / "client_agent" / "backends" / "offline.py").exists()
+
+
+SDK_BOUNDARY = {"mcp_server/surface/sdk.py", "mcp_server/surface/sdk_http.py", "client_agent/connection.py"}
+"""The modules that import the MCP SDK: the server's protocol and HTTP transport, and the agent's connection.
+Everything else takes the SDK's names from them, so a new SDK version is met in these three files."""
+
+
+def imports_the_sdk(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.split(".")[0] == "mcp":
+            return True
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "mcp" for a in node.names):
+            return True
+    return False
+
+
+def test_only_the_sdk_boundary_modules_import_the_mcp_sdk() -> None:
+    importing = {str(p.relative_to(REPO)) for package in PACKAGES for p in (REPO / package).rglob("*.py") if imports_the_sdk(p)}
+    assert importing - SDK_BOUNDARY == set()
+    assert importing == SDK_BOUNDARY  # each boundary module still is one

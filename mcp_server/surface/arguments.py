@@ -24,11 +24,18 @@ from collections.abc import Callable
 from datetime import date
 from typing import Annotated, Any, Union, get_args, get_origin
 
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
-from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ValidationError
 from pydantic_core import to_json
+
+from mcp_server.surface.sdk import (
+    CallNext,
+    CallToolResult,
+    FuncMetadata,
+    HandlerResult,
+    ServerRequestContext,
+    TextContent,
+    func_metadata,
+)
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 VALUE_CHARS = 60

@@ -17,12 +17,16 @@ import json
 from collections.abc import Collection
 from typing import Any
 
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.shared.exceptions import MCPError
-from mcp.types import ListResourcesResult, Resource
-
 from mcp_server.citation_ids import DocumentRef
 from mcp_server.surface.links import document_uri
+from mcp_server.surface.sdk import (
+    CallNext,
+    HandlerResult,
+    ListResourcesResult,
+    MCPError,
+    Resource,
+    ServerRequestContext,
+)
 from mcp_server.surface.tools import ToolBackend
 
 PAGE_SIZE = 100

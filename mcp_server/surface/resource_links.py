@@ -12,12 +12,11 @@ returned, so a link never names what the caller may not read. The URIs are built
 
 from __future__ import annotations
 
-from mcp.types import ResourceLink
-
 from mcp_server.grounding.quotes import MAX_QUOTE_CHARS
 from mcp_server.models import Citation
 from mcp_server.surface.answer_check import AnswerCheck
 from mcp_server.surface.links import PAGE_MIME_TYPE, document_uri, page_uri
+from mcp_server.surface.sdk import ResourceLink
 from mcp_server.surface.tools import DocumentResult, SearchResult
 
 

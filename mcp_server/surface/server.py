@@ -51,18 +51,6 @@ from typing import Annotated, Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
-from mcp.server.context import (
-    CallNext,
-    HandlerResult,
-    ServerMiddleware,
-    ServerRequestContext,
-)
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp.server.mcpserver.resources import ResourceSecurity
-from mcp.server.subscriptions import SubscriptionBus
-from mcp.shared.exceptions import MCPError
-from mcp.types import INVALID_PARAMS, CallToolResult, ResourceLink, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from mcp_server import __version__
@@ -79,6 +67,23 @@ from mcp_server.surface.arguments import ArgumentCheck
 from mcp_server.surface.call_notes import note_error
 from mcp_server.surface.fair_slots import FairSlots
 from mcp_server.surface.links import DOCUMENT_URI, PAGE_MIME_TYPE, PAGE_URI
+from mcp_server.surface.sdk import (
+    INVALID_PARAMS,
+    CallNext,
+    CallToolResult,
+    HandlerResult,
+    MCPError,
+    MCPServer,
+    ResourceLink,
+    ResourceNotFoundError,
+    ResourceSecurity,
+    ServerMiddleware,
+    ServerRequestContext,
+    SubscriptionBus,
+    TextContent,
+    ToolAnnotations,
+    ToolError,
+)
 from mcp_server.surface.resource_links import check_links, document_links, search_links
 from mcp_server.surface.listing import DocumentListing
 from mcp_server.surface.answer_check import AnswerCheck

@@ -38,11 +38,6 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
-from mcp.server.mcpserver import MCPServer
-from mcp.server.session import ServerSession
-from mcp.server.subscriptions import InMemorySubscriptionBus, ResourcesListChanged, ToolsListChanged
-from mcp.shared.jsonrpc_dispatcher import progress_token_from_params
 
 from mcp_server.documents.corpus import CorpusConfig
 from mcp_server.embedding.loading import load_embedder
@@ -60,6 +55,18 @@ from mcp_server.settings import Settings
 from mcp_server.sql.demo import open_database
 from mcp_server.sql.guard import Params, ReadOnlyDatabase
 from mcp_server.surface.arguments import ArgumentCheck
+from mcp_server.surface.sdk import (
+    CallNext,
+    HandlerResult,
+    InMemorySubscriptionBus,
+    MCPServer,
+    ResourcesListChanged,
+    ServerMiddleware,
+    ServerRequestContext,
+    ServerSession,
+    ToolsListChanged,
+    progress_token_from_params,
+)
 from mcp_server.surface.server import CallRunner, build_server, refresh_corpus_tools
 from mcp_server.surface.answer_check import AnswerCheck
 from mcp_server.surface.tools import DocumentResult, RetrievalTools, SearchResult, query_database

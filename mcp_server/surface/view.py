@@ -27,9 +27,16 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
-from mcp.server.apps import Apps, ResourceCsp, client_supports_apps
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.types import ListToolsResult, Tool
+from mcp_server.surface.sdk import (
+    Apps,
+    CallNext,
+    HandlerResult,
+    ListToolsResult,
+    ResourceCsp,
+    ServerRequestContext,
+    Tool,
+    client_supports_apps,
+)
 
 VIEW_URI = "ui://agentic-rag-mcp/evidence"
 VIEW_META: dict[str, Any] = {"ui": {"resourceUri": VIEW_URI}}

@@ -48,18 +48,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-from mcp.server.auth.middleware.auth_context import get_access_token
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.types import (
-    CallToolResult,
-    ReadResourceResult,
-    TextContent,
-    TextResourceContents,
-)
 from pydantic import ValidationError
 
 from mcp_server.jsonl_log import JsonlLog, encoded
 from mcp_server.surface.call_notes import noting_call
+from mcp_server.surface.sdk import (
+    CallNext,
+    CallToolResult,
+    HandlerResult,
+    ReadResourceResult,
+    ServerRequestContext,
+    TextContent,
+    TextResourceContents,
+)
+from mcp_server.surface.sdk_http import get_access_token
 from mcp_server.team.redaction import redact
 
 ARGUMENT_CHARS = 10_000

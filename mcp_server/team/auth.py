@@ -18,17 +18,6 @@ and clients are configured with their token directly.
 
 from __future__ import annotations
 
-from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
-from mcp.server.auth.middleware.bearer_auth import (
-    AuthenticatedUser,
-    BearerAuthBackend,
-    RequireAuthMiddleware,
-)
-from mcp.server.auth.provider import AccessToken, TokenVerifier
-from mcp.server.auth.routes import (
-    build_resource_metadata_url,
-    create_protected_resource_routes,
-)
 from pydantic import AnyHttpUrl
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -36,6 +25,16 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Scope
 
 from mcp_server.grants import FULL_ACCESS, Grant
+from mcp_server.surface.sdk_http import (
+    AccessToken,
+    AuthContextMiddleware,
+    AuthenticatedUser,
+    BearerAuthBackend,
+    RequireAuthMiddleware,
+    TokenVerifier,
+    build_resource_metadata_url,
+    create_protected_resource_routes,
+)
 from mcp_server.team.limits import ClientLimiter, LimitGate
 from mcp_server.team.tokens import ClientLimits, TokenEntry, TokenRegistry
 

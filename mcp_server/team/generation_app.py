@@ -20,12 +20,11 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from functools import partial
 
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import ASGIApp
 
 from mcp_server.grants import Grant
 from mcp_server.settings import Settings
+from mcp_server.surface.sdk_http import StreamableHTTPSessionManager, TransportSecuritySettings
 from mcp_server.surface.server import CallRunner, build_server
 from mcp_server.surface.tools import RetrievalTools
 from mcp_server.team.audit import CallAudit

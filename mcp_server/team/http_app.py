@@ -40,10 +40,6 @@ from typing import Any
 
 import uvicorn
 import uvicorn.config
-from mcp.server.transport_security import (
-    TransportSecurityMiddleware,
-    TransportSecuritySettings,
-)
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -54,6 +50,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.jsonl_log import JsonlLog
 from mcp_server.settings import Settings
+from mcp_server.surface.sdk_http import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp_server.surface.server import CallRunner
 from mcp_server.team.audit import CallAudit
 from mcp_server.team.auth import BearerAuth, client_of

@@ -20,11 +20,10 @@ from contextlib import asynccontextmanager
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
-from mcp.server.auth.middleware.auth_context import auth_context_var
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Receive, Scope, Send
 
 from mcp_server.grants import Grant
+from mcp_server.surface.sdk_http import StreamableHTTPSessionManager, auth_context_var
 
 BuildManager = Callable[[Grant], StreamableHTTPSessionManager]
 """Builds the MCP server for a grant and returns its (not yet running) session manager."""
