@@ -62,7 +62,7 @@ from mcp_server.team.generation_app import (
     open_generation,
 )
 from mcp_server.team.live import LiveIndex
-from mcp_server.team.request_reading import BoundedHttpToolsProtocol
+from mcp_server.team.request_reading import BoundedRequests
 from mcp_server.team.redaction import RedactSecrets
 from mcp_server.team.tokens import TokenRegistry
 
@@ -191,7 +191,7 @@ def serve_http(settings: Settings, workers: int) -> None:
         workers=workers,
         # The protocol with read deadlines and header limits; a partial pickles, so every worker process gets it.
         http=partial(  # type: ignore[arg-type]
-            BoundedHttpToolsProtocol,
+            BoundedRequests,
             header_timeout_s=settings.http_header_timeout_s,
             body_timeout_s=settings.http_body_timeout_s,
             max_header_bytes=settings.http_max_header_bytes,
