@@ -1,9 +1,10 @@
 """The agent's side of MCP: connect to the retrieval server, list what it offers, call tools.
 
-:class:`ToolServer` is the only module of the agent that imports the MCP SDK. By default it
+This is the only module of the agent that imports the MCP SDK. By default :func:`connect`
 spawns ``ragmcp serve`` over stdio (the same command a desktop host runs), passing the
 parent's ``RAGMCP_*`` settings through; with a URL it speaks streamable HTTP to a shared
-server, sending the bearer token when one is given.
+server, sending the bearer token when one is given; given a server object of this process
+(:data:`InProcessServer`), it talks to it in memory, with no subprocess (how tests run the agent).
 
 Every call returns a :class:`ToolOutcome` — never raises for a tool error — with the text
 the server rendered for models, the structured result, and the :class:`Evidence` items it
@@ -26,6 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.mcpserver import MCPServer
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import CallToolResult, TextContent, TextResourceContents
 
@@ -33,6 +35,8 @@ from client_agent.errors import ServerConnectionError
 from client_agent.evidence import Evidence
 from mcp_server.models import Citation, DocumentView, Hit, SqlResult
 
+InProcessServer = MCPServer
+"""An MCP server built in this process (``mcp_server.surface.server.build_server``), which :func:`connect` can talk to."""
 CORPORA_URI = "ragmcp://corpora"
 SCHEMA_URI = "ragmcp://sql/schema"
 
@@ -112,10 +116,10 @@ class ToolServer:
 @asynccontextmanager
 async def connect(
     server_url: str | None = None, token: str | None = None, server_env: dict[str, str] | None = None,
-    server_log: TextIO | None = None,
+    server_log: TextIO | None = None, in_process: InProcessServer | None = None,
 ) -> AsyncIterator[ToolServer]:
-    """Connect to ``server_url`` (streamable HTTP), or spawn ``ragmcp serve --wait-for-index`` over stdio
-    when it is None (the index is brought up to date before the first question).
+    """Connect to ``in_process`` (in memory), to ``server_url`` (streamable HTTP), or else spawn
+    ``ragmcp serve --wait-for-index`` over stdio (the index is brought up to date before the first question).
 
     The spawned server gets ``server_env`` (default: this process's environment, so the
     user's ``RAGMCP_*`` settings apply) and writes its logs to ``server_log`` (a real file;
@@ -126,14 +130,17 @@ async def connect(
     refused: list[int] = []  # the 401/403 answers the server gave, which the SDK's error does not carry
     try:
         async with AsyncExitStack() as stack:
-            if server_url is None:
+            transport: Any  # what Client takes: a server of this process, stdio parameters or an HTTP transport
+            if in_process is not None:
+                transport = in_process
+            elif server_url is None:
                 spawn = StdioServerParameters(
                     # A one-shot question needs the index first; a desktop host would rather not wait.
                     # Its warnings only: the agent shows its own progress, and the index build's.
                     command=sys.executable, args=["-m", "mcp_server", "serve", "--wait-for-index", "--log-level", "warning"],
                     env=dict(os.environ) if server_env is None else server_env,
                 )
-                transport: Any = spawn if server_log is None else stdio_client(spawn, errlog=server_log)
+                transport = spawn if server_log is None else stdio_client(spawn, errlog=server_log)
             else:
                 headers = {"Authorization": f"Bearer {token}"} if token else None
                 http = await stack.enter_async_context(create_mcp_http_client(headers=headers))

@@ -1,5 +1,5 @@
-"""Fixtures for the agent: the bundled demo index, built once, a way to run one question over stdio, and
-each model back-end on its scripted server.
+"""Fixtures for the agent: the bundled demo index, built once, a way to run one question on a server in this
+process (or, for the few tests of that path, over stdio), and each model back-end on its scripted server.
 
 A model back-end test names the API it drives in its module's ``API`` (``"openai"`` or
 ``"anthropic"``); a test of what both back-ends do the same way is parametrised over ``api``
@@ -10,6 +10,7 @@ client's back-end pointed at it, configured as :data:`tests.client_agent.scripte
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,13 @@ import pytest
 from client_agent.backends.base import Backend, Exchange
 from client_agent.backends.conversation import ModelBackend
 from client_agent.offline.backend import OfflineBackend
-from client_agent.connection import connect
+from client_agent.connection import ToolServer, connect
 from client_agent.loop import Agent, Budgets, RunResult
 from mcp_server.indexing.ingest import ingest
 from mcp_server.settings import Settings
+from mcp_server.surface.tools import RetrievalTools
 from tests.client_agent.fake_http import ScriptedServer
+from tests.client_agent.in_process import served
 from tests.client_agent.scripted import MODEL_APIS
 from tests.helpers import subprocess_env
 
@@ -42,17 +45,35 @@ def bundled_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     return settings
 
 
-@pytest.fixture
-def ask_offline(bundled_settings: Settings, tmp_path: Path) -> AskFn:
-    """Ask one question with the offline back-end over a real stdio server on the bundled index."""
+@pytest.fixture(scope="session")
+def bundled_tools(bundled_settings: Settings) -> Iterator[RetrievalTools]:
+    """The tools over the bundled index, opened once for the whole session."""
+    tools = RetrievalTools.open(bundled_settings)
+    yield tools
+    tools.close()
 
+
+def _asker(connecting: Callable[[], AbstractAsyncContextManager[ToolServer]], trace: Path) -> AskFn:
     async def ask(question: str, history: list[Exchange] | None = None, backend: Backend | None = None,
                   budgets: Budgets | None = None) -> RunResult:
-        async with connect(server_env=subprocess_env(bundled_settings)) as server:
+        async with connecting() as server:
             agent = Agent(server, backend or OfflineBackend(), budgets)
-            return await agent.run(question, tmp_path / "trace.jsonl", history)
+            return await agent.run(question, trace, history)
 
     return ask
+
+
+@pytest.fixture
+def ask_offline(bundled_tools: RetrievalTools, tmp_path: Path) -> AskFn:
+    """Ask one question with the offline back-end, over MCP in memory, of a server on the bundled index."""
+    return _asker(lambda: served(bundled_tools), tmp_path / "trace.jsonl")
+
+
+@pytest.fixture
+def ask_offline_stdio(bundled_settings: Settings, tmp_path: Path) -> AskFn:
+    """Ask one question with the offline back-end over a real stdio server on the bundled index (a spawned
+    ``ragmcp serve --wait-for-index``, as ``rag-agent ask`` runs it)."""
+    return _asker(lambda: connect(server_env=subprocess_env(bundled_settings)), tmp_path / "trace.jsonl")
 
 
 @pytest.fixture

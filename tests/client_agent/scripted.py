@@ -13,13 +13,13 @@ from client_agent.backends import anthropic_backend, openai_backend
 from client_agent.backends.base import Backend, Exchange, Observation, RunView
 from client_agent.backends.conversation import ModelBackend
 from client_agent.errors import ModelBackendError
-from client_agent.connection import Catalog, CorpusSummary, ToolOutcome, ToolSpec, connect, evidence_from
+from client_agent.connection import Catalog, CorpusSummary, ToolOutcome, ToolSpec, evidence_from
 from client_agent.evidence import Ledger
 from client_agent.loop import Agent, RunResult
 from mcp_server.settings import Settings
 from tests.client_agent import fake_anthropic, fake_openai
 from tests.client_agent.fake_http import ErrorReply, ScriptedServer
-from tests.helpers import subprocess_env
+from tests.client_agent.in_process import serve_in_process
 
 
 @dataclass(frozen=True)
@@ -159,10 +159,10 @@ async def request_after_evidence(fake: ScriptedServer, backend: Backend, calls_r
 
 
 async def revised_run(backend: Backend, settings: Settings, trace: Path) -> tuple[RunResult, list[ToolSpec]]:
-    """The whole agent loop over a real stdio MCP server on ``settings``'s tiny corpus, with a back-end
+    """The whole agent loop over a real MCP server (in this process) on ``settings``'s tiny corpus, with a back-end
     scripted to cite an id it never retrieved and then revise: checks that the revision passed, and
     returns the result with the server's tools (the run's trace is written to ``trace``)."""
-    async with connect(server_env=subprocess_env(settings)) as server:
+    async with serve_in_process(settings) as server:
         result = await Agent(server, backend).run("What fuel does the alpha reactor use, at what temperature?", trace)
         specs = server.catalog.tools
     assert result.answer == "The alpha reactor runs on zebraword fuel at 451 kelvin [tiny:alpha#0]."

@@ -5,7 +5,7 @@ Every test drives :class:`AnthropicBackend` with a real ``AsyncAnthropic`` clien
 ``fake`` and ``backend`` fixtures of ``conftest.py``, for :data:`API`) and asserts on the
 requests the SDK actually sent. What both back-ends do alike (retrying) is tested once, over
 both, in ``test_model_backends.py``. The last test runs the whole agent loop over
-a real stdio MCP server on a small ingested corpus.
+a real MCP server (in this process) on a small ingested corpus.
 """
 
 from __future__ import annotations
@@ -531,7 +531,7 @@ def test_the_fake_refuses_unpaired_tool_use_like_the_api() -> None:
 
 
 
-# --- end to end: the agent loop over a real stdio MCP server --------------------------------------
+# --- end to end: the agent loop over a real MCP server (in this process) --------------------------
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The offline agent on multi-hop questions, end to end: a real stdio server over a small encyclopedia corpus."""
+"""The offline agent on multi-hop questions, end to end: a real MCP server (in this process) over a small encyclopedia corpus."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from client_agent.offline.backend import OfflineBackend
-from client_agent.connection import connect
 from client_agent.loop import Agent, RunResult
 from client_agent.trace import read_trace
 from mcp_server.indexing.ingest import ingest
 from mcp_server.settings import Settings
-from tests.helpers import subprocess_env, write_doc
+from tests.client_agent.in_process import serve_in_process
+from tests.helpers import write_doc
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -49,7 +49,7 @@ def encyclopedia(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 
 async def ask(settings: Settings, question: str, trace: Path) -> RunResult:
-    async with connect(server_env=subprocess_env(settings)) as server:
+    async with serve_in_process(settings) as server:
         return await Agent(server, OfflineBackend()).run(question, trace)
 
 

@@ -1,4 +1,5 @@
-"""The offline agent end to end: a real stdio server on the bundled demo knowledge, no model."""
+"""The offline agent end to end: a real MCP server on the bundled demo knowledge (in this process; over stdio for
+the first and the trace test, as ``rag-agent ask`` runs it), no model."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from tests.client_agent.conftest import AskFn
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
-async def test_two_part_hr_question_gets_both_facts_with_distinct_citations(ask_offline: AskFn) -> None:
-    result = await ask_offline(
+async def test_two_part_hr_question_gets_both_facts_with_distinct_citations(ask_offline_stdio: AskFn) -> None:
+    result = await ask_offline_stdio(
         "How many days of annual leave do I get after 3 years of service, and how far ahead must I request it?"
     )
     assert result.state == "answered", result.answer
@@ -44,8 +45,8 @@ async def test_fact_missing_from_every_corpus_ends_insufficient_without_fabricat
     assert result.totals.tool_calls >= 2  # it looked again, more broadly, before giving up
 
 
-async def test_trace_records_every_tool_call_and_the_totals(ask_offline: AskFn) -> None:
-    result = await ask_offline("What does the VPN error ERR_VPN_AUTH_4012 mean?")
+async def test_trace_records_every_tool_call_and_the_totals(ask_offline_stdio: AskFn) -> None:
+    result = await ask_offline_stdio("What does the VPN error ERR_VPN_AUTH_4012 mean?")
     events = read_trace(result.trace)
     calls = [e for e in events if e["event"] == "tool_call" and not e.get("refused")]
     assert len(calls) == result.totals.tool_calls

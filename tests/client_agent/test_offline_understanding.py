@@ -1,4 +1,4 @@
-"""The offline agent reads questions the way people ask them: over real stdio servers, no model.
+"""The offline agent reads questions the way people ask them: over real MCP servers (in this process), no model.
 
 The issue's examples on the bundled knowledge, and a folder indexed without ``corpus.toml``
 (a town's rules), whose questions must be searched although no description names them.
@@ -12,12 +12,12 @@ import pytest
 
 from client_agent.backends.base import Exchange
 from client_agent.offline.backend import OfflineBackend
-from client_agent.connection import connect
 from client_agent.loop import Agent, RunResult
 from mcp_server.indexing.ingest import ingest
 from mcp_server.settings import Settings
 from tests.client_agent.conftest import AskFn
-from tests.helpers import FIXTURES, subprocess_env
+from tests.client_agent.in_process import serve_in_process
+from tests.helpers import FIXTURES
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -86,7 +86,7 @@ def town_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
 
 
 async def _ask_town(settings: Settings, question: str, trace: Path) -> RunResult:
-    async with connect(server_env=subprocess_env(settings)) as server:
+    async with serve_in_process(settings) as server:
         assert [c.name for c in server.catalog.corpora] == ["riverton-town"]
         return await Agent(server, OfflineBackend()).run(question, trace)
 

@@ -4,8 +4,8 @@ Every test drives :class:`OpenAIBackend` with a real ``AsyncOpenAI`` client whos
 points at :class:`FakeOpenAI` (scripted replies over HTTP on 127.0.0.1; the ``fake`` and
 ``backend`` fixtures of ``conftest.py``, for :data:`API`) and asserts on the requests the SDK
 actually sent. What both back-ends do alike (retrying) is tested once, over both, in
-``test_model_backends.py``. The last tests run the whole agent loop over a real stdio MCP
-server on a small ingested corpus.
+``test_model_backends.py``. The last tests run the whole agent loop over a real MCP
+server (in this process) on a small ingested corpus.
 """
 
 from __future__ import annotations
@@ -395,7 +395,7 @@ def test_the_fake_refuses_unanswered_tool_calls_like_the_api() -> None:
     assert "must be a response to a preceding message" in (conversation_problem(stray) or "")
 
 
-# --- end to end: the agent loop over a real stdio MCP server --------------------------------------
+# --- end to end: the agent loop over a real MCP server (in this process) --------------------------
 
 
 @pytest.fixture
