@@ -4,7 +4,8 @@ These are deliberately simple and deterministic — the offline back-end, the co
 detector and the near-duplicate check need "which words carry the meaning" and "which
 numbers are claimed", not linguistics. They read with the server's analyzer
 (:mod:`mcp_server.analyzer`), as the keyword index and the citation check do: English words
-are lower-cased and Porter2-stemmed, so "approves" and "approval" meet "approve"; Chinese,
+are lower-cased, taken back to their dictionary form and Porter2-stemmed, so "approves" and
+"approval" meet "approve" and "paid" meets "pay"; Chinese,
 Japanese and Korean text becomes overlapping character bigrams, the usual unit for CJK
 matching without a segmenter; a block of text is cut into sentences by the analyzer's splitter.
 """
@@ -16,33 +17,13 @@ from collections.abc import Iterable
 
 from mcp_server.analyzer.scripts import CJK_RUN
 from mcp_server.analyzer.sentences import split_sentences
-from mcp_server.analyzer.stems import stem as analyzer_stem
+from mcp_server.analyzer.stems import root
 from mcp_server.analyzer.words import STOPWORDS, cjk_bigrams
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*[A-Za-z0-9]|[A-Za-z]")
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\d])")
 _IDENTIFIER = re.compile(r"\b(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9]+(?:[_\-][A-Za-z0-9]+)*\b")
 _UNIT_GLUED = re.compile(r"\d+(?:GB|MB|TB|KB|ms|s|h|min|K|M|Pa|dB|d|x|st|nd|rd|th)|\d+-[a-z]+", re.IGNORECASE)
-
-
-_IRREGULAR = {
-    "paid": "pay", "spent": "spend", "sold": "sell", "bought": "buy", "made": "make", "gave": "give",
-    "given": "give", "took": "take", "taken": "take", "kept": "keep", "got": "get", "gotten": "get",
-    "held": "hold", "sent": "send", "built": "build", "chose": "choose", "chosen": "choose", "ran": "run",
-    "began": "begin", "begun": "begin", "grew": "grow", "grown": "grow", "brought": "bring", "told": "tell",
-    "thought": "think", "taught": "teach", "caught": "catch", "meant": "mean", "lost": "lose",
-    "met": "meet", "wrote": "write", "written": "write", "knew": "know", "known": "know", "drove": "drive",
-    "driven": "drive", "broke": "break", "broken": "break", "froze": "freeze", "frozen": "freeze",
-}
-"""Irregular past forms, so that "paid" meets "pay" and "sold" meets "sell" (not those whose form is another word's:
-"found" is also "founded", "left" a side, "led" a lamp)."""
-
-
-def stem(word: str) -> str:
-    """The Porter2 stem of a lower-cased English word (the keyword index's stemmer), irregular past forms
-    (:data:`_IRREGULAR`) first taken back to their verb (the keyword index does not do that)."""
-    lowered = word.lower()
-    return analyzer_stem(_IRREGULAR.get(lowered, lowered))
 
 
 def content_terms(text: str) -> list[str]:
@@ -55,7 +36,7 @@ def content_terms(text: str) -> list[str]:
             continue
         if word.lower() in STOPWORDS or (len(word) < 3 and not any(c.isdigit() for c in word)):
             continue
-        terms.append(word.lower() if identifier_like(word) else stem(word))
+        terms.append(word.lower() if identifier_like(word) else root(word.lower()))
     for run in CJK_RUN.findall(text):
         terms.extend(cjk_bigrams(run))
     return list(dict.fromkeys(terms))

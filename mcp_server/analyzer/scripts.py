@@ -22,8 +22,19 @@ CJK = HAN + KANA_HANGUL
 """Every Chinese, Japanese and Korean letter, for a regular expression's character class."""
 
 CJK_RUN = re.compile(f"[{CJK}]+")
+_CJK_LETTER = re.compile(f"[{CJK}]")
+_LETTER_OR_DIGIT = re.compile(r"[^\W_]")
 
 
 def is_cjk(text: str) -> bool:
     """Whether ``text`` is non-empty and all CJK letters."""
     return CJK_RUN.fullmatch(text) is not None
+
+
+def cjk_share(text: str) -> float:
+    """The share of CJK letters among the letters and digits of ``text`` (0 when it has none).
+
+    ``"年假需要提前几天申请"`` gives 1.0, ``"annual leave"`` 0.0, ``"VPN 怎么连"`` 0.5.
+    """
+    letters = _LETTER_OR_DIGIT.findall(text)
+    return sum(1 for letter in letters if _CJK_LETTER.match(letter)) / len(letters) if letters else 0.0

@@ -35,7 +35,7 @@ from mcp_server.analyzer.numbers import (
     scale_after,
     spelled_number,
 )
-from mcp_server.analyzer.stems import stem
+from mcp_server.analyzer.stems import root
 from mcp_server.analyzer.tokens import JOINERS, tokens
 from mcp_server.analyzer.words import CJK_FUNCTION_CHARS, STOPWORDS, cjk_bigrams
 from mcp_server.grounding.sentences import remove_citations
@@ -277,7 +277,7 @@ def _add_word(word: str, claims: Claims, *, capitalised: bool) -> None:
     lower = word.lower()
     if len(lower) < 2 or lower in _STOPWORDS or lower.isdigit():
         return
-    claims.terms.append(Term(word, stem(lower), 2 if capitalised else 1, spelled_number(lower)))
+    claims.terms.append(Term(word, root(lower), 2 if capitalised else 1, spelled_number(lower)))
 
 
 @lru_cache(maxsize=256)

@@ -61,7 +61,6 @@ __all__ = [
     "analyze_query_terms",
     "build_analyzer",
     "build_keyword_query",
-    "cjk_share",
     "plain_query_terms",
 ]
 
@@ -88,8 +87,6 @@ _RUN_RE = re.compile(
     rf"|(?P<kana_hangul>[{KANA_HANGUL}]+)"
 )
 _WORD_PART_RE = re.compile(rf"{_WORD_CHAR}+")
-_CJK_CHAR_RE = re.compile(rf"[{HAN}{KANA_HANGUL}]")
-_LETTER_OR_DIGIT_RE = re.compile(r"[^\W_]")
 _QUOTED_RE = re.compile(r'"(?P<ascii>[^"]*)"|“(?P<curly>[^“”"]*)”')
 _STRAY_QUOTES_RE = re.compile(r'["“”]')
 
@@ -268,15 +265,6 @@ def _parse(fieldname: str, text: str, analyzer: Analyzer, require_phrases: bool)
             "and punctuation. Search for distinctive words, names, codes or a quoted phrase."
         )
     return phrases, words
-
-
-def cjk_share(text: str) -> float:
-    """The share of Han, kana and Hangul characters among the letters and digits of ``text`` (0 when it has none).
-
-    ``"年假需要提前几天申请"`` gives 1.0, ``"annual leave"`` 0.0, ``"VPN 怎么连"`` 0.5.
-    """
-    letters = len(_LETTER_OR_DIGIT_RE.findall(text))
-    return len(_CJK_CHAR_RE.findall(text)) / letters if letters else 0.0
 
 
 def _segment(text: str, cjk: CjkStrategy, index: bool) -> Iterator[_Piece]:
