@@ -7,6 +7,10 @@ claims can be found as. Both read with the analyzer (:mod:`mcp_server.analyzer`)
 its numbers, its month list and its stemmer (Porter2, the keyword index's), with a
 shared-prefix fallback (:class:`StemPrefixes`) for derived words Porter2 leaves apart.
 
+For the check of an answer, :func:`claims_of_answer` reads each of its sentences (from
+:func:`~mcp_server.grounding.sentences.read_answer`) once: its claims, and whether it is
+factual (:func:`is_factual`), so must be cited and supported.
+
 Reading is linear in the text read, whatever its shape: a token is read once and remembered;
 a shared prefix is looked up (:class:`StemPrefixes`), not compared with every stem; runs of
 more than 30 combining marks are cut for NFKC, which sorts a run in quadratic time.
@@ -18,7 +22,7 @@ import math
 import re
 import unicodedata
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property, lru_cache
@@ -38,7 +42,9 @@ from mcp_server.analyzer.numbers import (
 from mcp_server.analyzer.stems import root
 from mcp_server.analyzer.tokens import JOINERS, tokens
 from mcp_server.analyzer.words import CJK_FUNCTION_CHARS, STOPWORDS, cjk_bigrams
-from mcp_server.grounding.sentences import remove_citations
+from mcp_server.analyzer.sentences import CLOSERS
+from mcp_server.grounding.deadline import current_deadline
+from mcp_server.grounding.sentences import AnswerSentence, remove_citations
 
 _WORD_JOINERS = re.compile(r"[-./:]")
 """What joins the words of a token with no digits into parts ("e-bike"); ``_`` joins an identifier."""
@@ -320,3 +326,66 @@ def _word_index(token: str) -> CitedIndex:
         if month := iso_month(token):
             index.codes.add(month)
     return index
+
+
+@dataclass(frozen=True)
+class SentenceClaims:
+    """One sentence of an answer, what it claims, and whether it is factual (so must be cited and supported)."""
+
+    sentence: AnswerSentence
+    claims: Claims
+    factual: bool
+
+
+def claims_of_answer(sentences: Sequence[AnswerSentence]) -> list[SentenceClaims]:
+    """What each of an answer's sentences claims, and whether it is factual; stops with DeadlineExceeded, between
+    two sentences, once the current deadline has passed."""
+    deadline = current_deadline()
+    claimed = []
+    for sentence in sentences:
+        deadline.check()
+        claims = claims_of(sentence.text)
+        claimed.append(SentenceClaims(sentence, claims, is_factual(sentence, claims)))
+    return claimed
+
+
+_ABOUT_EVIDENCE = re.compile(
+    r"\b(?:i|we)\s+(?:could\s*not|couldn['’]?t|can\s*not|can['’]?t|did\s*not|didn['’]?t|was\s+unable\s+to|were\s+unable\s+to"
+    r"|am\s+unable\s+to|have\s+not\s+been\s+able\s+to|found\s+no|do\s+not\s+know|don['’]?t\s+know"
+    r"|do\s+not\s+have|don['’]?t\s+have)\b"
+    r"|\b(?:knowledge\s+base|sources?|documents?|documentation|evidence|corpus|corpora|search\s+results?"
+    r"|retrieved\s+\w+|available\s+\w+|records?|data(?:base)?)\s+(?:does|do|did)\s*(?:n['’]?t|not)\s+"
+    r"(?:say|mention|state|contain|cover|specify|include|provide|list|give|describe|address|explain|show)"
+    r"|^(?:no|none\s+of\s+the)\s+(?:\w+\s+)?(?:sources?|documents?|results?|passages?|evidence|records?)\b"
+    r"|\bthere\s+(?:is|was|are|were)\s+no\s+(?:information|mention|data|record|evidence|details?)\b"
+    r"|\bnot\s+(?:mentioned|covered|specified|stated|documented|found|available)\s+in\s+(?:the|any)\b"
+    r"|(?:未|没有|没能|无法|不能)(?:找到|检索到|查到|查询到|确认)|(?:知识库|资料|文档|来源)中?(?:没有|未|并未)",
+    re.IGNORECASE,
+)
+"""Statements about the evidence or the agent's knowledge, not about the world."""
+_DISCOURSE = re.compile(
+    r"^(?:hope\s+(?:this|that)\s+helps|let\s+me\s+know|feel\s+free|happy\s+to\s+help|in\s+(?:short|summary|brief)"
+    r"|to\s+summari[sz]e|here(?:['’]s|\s+is|\s+are)|sure|of\s+course|certainly|great\s+question)\b",
+    re.IGNORECASE,
+)
+_SHORT_DISCOURSE_WORDS = 6
+_BOLD_LINE = re.compile(r"\*\*[^*]+\*\*|__[^_]+__")
+
+
+def is_factual(sentence: AnswerSentence, claims: Claims) -> bool:
+    """Whether the sentence, whose claims are ``claims``, claims something about the world.
+
+    It does not when it is a question, a statement about the evidence itself ("I could not find
+    …", "The knowledge base does not say …", "No source mentions …"), a heading or list intro
+    ending with ":", or a short discourse line with no content words ("Here is what I found.").
+    But any sentence other than a question that contains a number is factual.
+    """
+    plain = sentence.plain
+    if plain.rstrip(CLOSERS + " ").endswith(("?", "？")):
+        return False
+    if claims.states_number:
+        return True
+    heading = sentence.span.heading or plain.endswith((":", "：")) or _BOLD_LINE.fullmatch(plain) is not None
+    discourse = not claims.terms and not claims.codes
+    short_discourse = claims.word_count <= _SHORT_DISCOURSE_WORDS and _DISCOURSE.search(plain) is not None
+    return not (heading or discourse or short_discourse or _ABOUT_EVIDENCE.search(plain))

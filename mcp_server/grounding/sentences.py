@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -126,3 +127,26 @@ def sentence_spans(answer: str) -> list[SentenceSpan]:
 def split_sentences(answer: str) -> list[str]:
     """The sentences of ``answer`` (:func:`sentence_spans`), each with its citation brackets."""
     return [answer[span.start : span.end] for span in sentence_spans(answer)]
+
+
+@dataclass(frozen=True)
+class AnswerSentence:
+    """One sentence of an answer: where it stands, its text, the ids it cites, and its text without them."""
+
+    span: SentenceSpan
+    text: str
+    ids: list[str]
+    plain: str
+    """The text with its citation brackets taken out, stripped."""
+
+
+def read_answer(answer: str, spans: Sequence[SentenceSpan] | None = None) -> list[AnswerSentence]:
+    """The sentences of ``answer`` (at ``spans``, or as :func:`sentence_spans` finds them) with their citations;
+    stops with DeadlineExceeded, between two sentences, once the current deadline has passed."""
+    deadline = current_deadline()
+    sentences = []
+    for span in sentence_spans(answer) if spans is None else spans:
+        deadline.check()
+        text = answer[span.start : span.end]
+        sentences.append(AnswerSentence(span, text, cited_ids(text), remove_citations(text).strip()))
+    return sentences

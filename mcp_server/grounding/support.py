@@ -17,13 +17,16 @@ itself: a number at the end of one is not scaled by a word at the start of the n
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from mcp_server.analyzer.sentences import SentenceSpan
-from mcp_server.grounding.claims import CitedIndex, Claims, StemPrefixes, Term, claims_of, index_cited_text, index_text
+from mcp_server.grounding.claims import (
+    CitedIndex, Claims, SentenceClaims, StemPrefixes, Term, claims_of, index_cited_text, index_text,
+)
+from mcp_server.grounding.deadline import current_deadline
 from mcp_server.grounding.sentences import sentence_spans, unique
 
 MIN_TERM_SHARE = 0.5
@@ -79,6 +82,26 @@ def claims_support(claims: Claims, cited: Sequence[CitedIndex]) -> Support:
     missing_terms = unique([term.text for term in claims.terms if not held[term.key, term.number]])
     supported = not missing_numbers and not missing_codes and coverage >= MIN_TERM_SHARE
     return Support(supported, missing_numbers, missing_terms, missing_codes, coverage)
+
+
+def support_of_answer(claimed: Sequence[SentenceClaims], evidence: Mapping[str, str]) -> list[Support | None]:
+    """For each factual sentence citing an id of ``evidence``, whether those ids' texts hold its claims (None for
+    the other sentences); each cited text is indexed once, however many sentences cite it. Stops with
+    DeadlineExceeded, between two sentences, once the current deadline has passed."""
+    deadline = current_deadline()
+    indexes: dict[str, CitedIndex] = {}
+    supports: list[Support | None] = []
+    for sentence in claimed:
+        deadline.check()
+        known = [cid for cid in sentence.sentence.ids if cid in evidence]
+        if not (sentence.factual and known):
+            supports.append(None)
+            continue
+        for cid in known:
+            if cid not in indexes:
+                indexes[cid] = index_cited_text(evidence[cid])
+        supports.append(claims_support(sentence.claims, [indexes[cid] for cid in known]))
+    return supports
 
 
 class EvidenceSentences:

@@ -12,8 +12,8 @@ id a tool returned in this run:
 * **Fabricated ids.** Every cited id must be a key of ``evidence``; any other id is reported, in
   every sentence, factual or not, as the server writes ids (:mod:`mcp_server.citation_ids`: an
   id written with its file name unescaped is compared, and reported, escaped).
-* **Uncited claims.** Every *factual* sentence must cite at least one id from this run. A
-  sentence is not factual when it is a question, a statement about the evidence itself ("I
+* **Uncited claims.** Every *factual* sentence must cite at least one id from this run
+  (:func:`~mcp_server.grounding.claims.is_factual` decides which are). A sentence is not factual when it is a question, a statement about the evidence itself ("I
   could not find …", "The knowledge base does not say …", "No source mentions …"), a heading
   or list intro ending with ":", or a short discourse line with no content words ("Here is
   what I found."). But any sentence other than a question that contains a number is factual:
@@ -43,49 +43,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mcp_server.analyzer.sentences import CLOSERS, LINE_MARKER, SentenceSpan
-from mcp_server.grounding.claims import CitedIndex, Claims, claims_of, index_cited_text
-from mcp_server.grounding.deadline import current_deadline
-from mcp_server.grounding.sentences import citation_brackets, cited_ids, remove_citations, sentence_spans, unique
-from mcp_server.grounding.support import MIN_TERM_SHARE, Support, claims_support
-
-# --------------------------------------------------------------------------- factual sentences
-
-_ABOUT_EVIDENCE = re.compile(
-    r"\b(?:i|we)\s+(?:could\s*not|couldn['’]?t|can\s*not|can['’]?t|did\s*not|didn['’]?t|was\s+unable\s+to|were\s+unable\s+to"
-    r"|am\s+unable\s+to|have\s+not\s+been\s+able\s+to|found\s+no|do\s+not\s+know|don['’]?t\s+know"
-    r"|do\s+not\s+have|don['’]?t\s+have)\b"
-    r"|\b(?:knowledge\s+base|sources?|documents?|documentation|evidence|corpus|corpora|search\s+results?"
-    r"|retrieved\s+\w+|available\s+\w+|records?|data(?:base)?)\s+(?:does|do|did)\s*(?:n['’]?t|not)\s+"
-    r"(?:say|mention|state|contain|cover|specify|include|provide|list|give|describe|address|explain|show)"
-    r"|^(?:no|none\s+of\s+the)\s+(?:\w+\s+)?(?:sources?|documents?|results?|passages?|evidence|records?)\b"
-    r"|\bthere\s+(?:is|was|are|were)\s+no\s+(?:information|mention|data|record|evidence|details?)\b"
-    r"|\bnot\s+(?:mentioned|covered|specified|stated|documented|found|available)\s+in\s+(?:the|any)\b"
-    r"|(?:未|没有|没能|无法|不能)(?:找到|检索到|查到|查询到|确认)|(?:知识库|资料|文档|来源)中?(?:没有|未|并未)",
-    re.IGNORECASE,
-)
-"""Statements about the evidence or the agent's knowledge, not about the world."""
-_DISCOURSE = re.compile(
-    r"^(?:hope\s+(?:this|that)\s+helps|let\s+me\s+know|feel\s+free|happy\s+to\s+help|in\s+(?:short|summary|brief)"
-    r"|to\s+summari[sz]e|here(?:['’]s|\s+is|\s+are)|sure|of\s+course|certainly|great\s+question)\b",
-    re.IGNORECASE,
-)
-_SHORT_DISCOURSE_WORDS = 6
-_BOLD_LINE = re.compile(r"\*\*[^*]+\*\*|__[^_]+__")
-
-
-def _is_factual(span: SentenceSpan, sentence: str, claims: Claims) -> bool:
-    """Whether the sentence claims something about the world (see the module docstring for the exemptions)."""
-    plain = remove_citations(sentence).strip()
-    if plain.rstrip(CLOSERS + " ").endswith(("?", "？")):
-        return False
-    if claims.states_number:
-        return True
-    heading = span.heading or plain.endswith((":", "：")) or _BOLD_LINE.fullmatch(plain) is not None
-    discourse = not claims.terms and not claims.codes
-    short_discourse = claims.word_count <= _SHORT_DISCOURSE_WORDS and _DISCOURSE.search(plain) is not None
-    return not (heading or discourse or short_discourse or _ABOUT_EVIDENCE.search(plain))
-
+from mcp_server.analyzer.sentences import LINE_MARKER, SentenceSpan
+from mcp_server.grounding.claims import SentenceClaims, claims_of_answer
+from mcp_server.grounding.sentences import citation_brackets, read_answer, unique
+from mcp_server.grounding.support import MIN_TERM_SHARE, Support, support_of_answer
 
 # --------------------------------------------------------------------------- the check
 
@@ -207,6 +168,10 @@ def check_answer(
     """Check every sentence of ``answer`` against ``evidence`` (citation id → text, all ids returned in this run);
     ``spans`` are ``sentence_spans(answer)`` when the caller has them already.
 
+    The steps run once each, in order: the answer's sentences and their citations
+    (:func:`~mcp_server.grounding.sentences.read_answer`), what each sentence claims
+    (:func:`~mcp_server.grounding.claims.claims_of_answer`), whether the cited texts hold it
+    (:func:`~mcp_server.grounding.support.support_of_answer`), then each sentence's verdict here.
     A sentence's problems read ``cites unknown id X (not returned by any tool in this run)``,
     ``no citation``, ``number N not in the cited text`` and ``key terms "a", "b" not in the
     cited text``; the answer passes when no sentence has any.
@@ -215,29 +180,22 @@ def check_answer(
     indexed once, however many sentences cite it), and it stops with DeadlineExceeded, between
     two sentences, once the :func:`~mcp_server.grounding.deadline.current_deadline` has passed.
     """
-    deadline = current_deadline()
-    indexes: dict[str, CitedIndex] = {}
-    checks = []
-    for span in sentence_spans(answer) if spans is None else spans:
-        deadline.check()
-        text = answer[span.start : span.end]
-        ids = cited_ids(text)
-        unknown = [cid for cid in ids if cid not in evidence]
-        known = [cid for cid in ids if cid in evidence]
-        claims = claims_of(text)
-        factual = _is_factual(span, text, claims)
-        problems = [f"cites unknown id {cid} (not returned by any tool in this run)" for cid in unknown]
-        support = None
-        if factual and known:
-            for cid in known:
-                if cid not in indexes:
-                    indexes[cid] = index_cited_text(evidence[cid])
-            support = claims_support(claims, [indexes[cid] for cid in known])
-            problems += _support_problems(support)
-        elif factual and not ids:
-            problems.append("no citation")
-        checks.append(SentenceCheck(text, ids, factual, problems, unknown, support, span.start, span.end))
-    return CitationCheck(answer, checks)
+    claimed = claims_of_answer(read_answer(answer, spans))
+    supports = support_of_answer(claimed, evidence)
+    return CitationCheck(answer, [_verdict(sentence, support, evidence) for sentence, support in zip(claimed, supports)])
+
+
+def _verdict(claimed: SentenceClaims, support: Support | None, evidence: Mapping[str, str]) -> SentenceCheck:
+    """One sentence's verdict from its citations, whether it is factual, and its support."""
+    sentence = claimed.sentence
+    unknown = [cid for cid in sentence.ids if cid not in evidence]
+    problems = [f"cites unknown id {cid} (not returned by any tool in this run)" for cid in unknown]
+    if support is not None:
+        problems += _support_problems(support)
+    elif claimed.factual and not sentence.ids:
+        problems.append("no citation")
+    span = sentence.span
+    return SentenceCheck(sentence.text, sentence.ids, claimed.factual, problems, unknown, support, span.start, span.end)
 
 
 def _support_problems(support: Support) -> list[str]:
