@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property, lru_cache
-from typing import TypeVar, TypeVarTuple, Unpack
+from typing import NamedTuple, TypeVar, TypeVarTuple, Unpack
 
 from mcp_server.analyzer.dates import calendar_name, iso_month
 from mcp_server.analyzer.numbers import (
@@ -40,7 +40,7 @@ from mcp_server.analyzer.numbers import (
     spelled_number,
 )
 from mcp_server.analyzer.stems import root
-from mcp_server.analyzer.tokens import JOINERS, tokens
+from mcp_server.analyzer.tokens import JOINERS, TOKEN
 from mcp_server.analyzer.words import CJK_FUNCTION_CHARS, STOPWORDS, cjk_bigrams
 from mcp_server.analyzer.sentences import CLOSERS
 from mcp_server.grounding.deadline import current_deadline
@@ -217,17 +217,18 @@ def claims_of(sentence: str) -> Claims:
     text = _normalise(sentence)
     claims = Claims()
     first_word = True
-    for token in tokens(text):
-        if token.cjk:
-            claims.word_count += len(token.text)
-            claims.terms += [Term(gram, gram, 1) for gram in cjk_bigrams(token.text, CJK_FUNCTION_CHARS)]
+    for match in TOKEN.finditer(text):
+        if run := match.group("cjk"):
+            claims.word_count += len(run)
+            claims.terms += [Term(gram, gram, 1) for gram in cjk_bigrams(run, CJK_FUNCTION_CHARS)]
             first_word = False
             continue
+        token = match.group("word")
         claims.word_count += 1
-        if PLAIN_NUMBER.fullmatch(token.text):
-            claims.numbers.append(number(token.text, scale_after(text, token.end)))
+        if PLAIN_NUMBER.fullmatch(token):
+            claims.numbers.append(number(token, scale_after(text, match.end())))
         else:
-            claims.add(_word_claims(token.text, first_word))
+            claims.add(_word_claims(token, first_word))
         first_word = False
     return claims
 
@@ -296,14 +297,14 @@ def index_text(text: str) -> CitedIndex:
     """Everything in ``text`` a sentence's claims can be found as."""
     text = _normalise(text)
     index = CitedIndex()
-    for token in tokens(text):
-        if token.cjk:
-            index.bigrams.update(cjk_bigrams(token.text, CJK_FUNCTION_CHARS))
-            index.bigrams.update(token.text)  # single characters, for a sentence's one-character runs
-        elif PLAIN_NUMBER.fullmatch(token.text):
-            index.numbers |= number(token.text, scale_after(text, token.end)).values
+    for match in TOKEN.finditer(text):
+        if run := match.group("cjk"):
+            index.bigrams.update(cjk_bigrams(run, CJK_FUNCTION_CHARS))
+            index.bigrams.update(run)  # single characters, for a sentence's one-character runs
+        elif PLAIN_NUMBER.fullmatch(token := match.group("word")):
+            index.numbers |= number(token, scale_after(text, match.end())).values
         else:
-            index.add(_word_index(token.text))
+            index.add(_word_index(token))
     return index
 
 
@@ -328,8 +329,7 @@ def _word_index(token: str) -> CitedIndex:
     return index
 
 
-@dataclass(frozen=True)
-class SentenceClaims:
+class SentenceClaims(NamedTuple):
     """One sentence of an answer, what it claims, and whether it is factual (so must be cited and supported)."""
 
     sentence: AnswerSentence

@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from mcp_server.analyzer.sentences import SentenceSpan
 from mcp_server.analyzer.sentences import sentence_spans as analyzer_sentence_spans
@@ -129,8 +130,7 @@ def split_sentences(answer: str) -> list[str]:
     return [answer[span.start : span.end] for span in sentence_spans(answer)]
 
 
-@dataclass(frozen=True)
-class AnswerSentence:
+class AnswerSentence(NamedTuple):
     """One sentence of an answer: where it stands, its text, the ids it cites, and its text without them."""
 
     span: SentenceSpan
