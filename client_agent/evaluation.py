@@ -24,7 +24,7 @@ The report has three layers:
   sentences (recall: the share of labelled sentences the answer quotes; precision: the share
   of the answer's cited sentences that are labelled — an unrelated or padding sentence lowers it),
   and citation recall and precision in the ALCE sense, judged by the project's own support
-  check (:func:`mcp_server.grounding.citations.supports`): a factual sentence counts toward recall
+  check (:func:`mcp_server.grounding.support.supports`): a factual sentence counts toward recall
   when the concatenation of its cited texts supports it; a citation counts toward precision
   unless it is *irrelevant* — it does not support the sentence alone and the sentence's
   other citations support it without it. The support check tests numbers, codes and key
@@ -49,8 +49,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mcp_server.citation_ids import CitationId, DocumentRef, parse_or_none
-from mcp_server.grounding.citations import check_answer, supports
-from mcp_server.grounding.claims import remove_citations
+from mcp_server.grounding.sentences import remove_citations
+from mcp_server.grounding.support import supports
+from mcp_server.grounding.verdict import check_answer
 from client_agent.errors import QuestionSetError
 from client_agent.loop import RunResult
 from client_agent.trace import read_trace

@@ -11,7 +11,7 @@
    (:mod:`client_agent.reflection`); a malformed one is retried once, then counted as
    "insufficient, no new queries". Conflicting sources (:mod:`client_agent.conflicts`)
    trigger a confirming search, and the back-end is told which source is newer.
-4. **Answer and check.** The answer's citations are checked (:mod:`mcp_server.grounding.citations`);
+4. **Answer and check.** The answer's citations are checked (:mod:`mcp_server.grounding.verdict`);
    a failing answer goes back for up to ``max_revisions`` revisions with the specific
    failures, and whatever still fails is removed, never shipped as fact.
 5. **Stop.** Steps, tool calls and model tokens are bounded; when a budget runs out the
@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from client_agent.backends.base import Backend, Decision, Exchange, ModelCall, Observation, RunView, ToolRequest
-from mcp_server.grounding.citations import CitationCheck, check_answer, enforce
-from mcp_server.grounding.claims import cited_ids
+from mcp_server.grounding.sentences import cited_ids
+from mcp_server.grounding.verdict import CitationCheck, check_answer, enforce
 from client_agent.conflicts import Conflict, find_conflicts
 from client_agent.connection import ToolOutcome, ToolServer
 from client_agent.evidence import Ledger

@@ -2,9 +2,12 @@
 
 These are deliberately simple and deterministic — the offline back-end, the conflict
 detector and the near-duplicate check need "which words carry the meaning" and "which
-numbers are claimed", not linguistics. English words are lower-cased and Porter2-stemmed,
-so "approves" and "approval" meet "approve"; Chinese text
-becomes overlapping character bigrams, the usual unit for CJK matching without a segmenter.
+numbers are claimed", not linguistics. They read with the server's analyzer
+(:mod:`mcp_server.analyzer`), as the keyword index and the citation check do: English words
+are lower-cased, taken back to their dictionary form and Porter2-stemmed, so "approves" and
+"approval" meet "approve" and "paid" meets "pay"; Chinese,
+Japanese and Korean text becomes overlapping character bigrams, the usual unit for CJK
+matching without a segmenter; a block of text is cut into sentences by the analyzer's splitter.
 """
 
 from __future__ import annotations
@@ -12,35 +15,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from whoosh.lang import porter2
-
-from mcp_server.grounding.words import STOPWORDS, cjk_bigrams
+from mcp_server.analyzer.scripts import CJK_RUN
+from mcp_server.analyzer.sentences import split_sentences
+from mcp_server.analyzer.stems import root
+from mcp_server.analyzer.words import STOPWORDS, cjk_bigrams
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*[A-Za-z0-9]|[A-Za-z]")
-_CJK_RUN = re.compile(r"[\u4e00-\u9fff\u3400-\u4dbf]+")
 _NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\d])")
 _IDENTIFIER = re.compile(r"\b(?=[A-Za-z0-9_\-]*\d)(?=[A-Za-z0-9_\-]*[A-Za-z])[A-Za-z0-9]+(?:[_\-][A-Za-z0-9]+)*\b")
 _UNIT_GLUED = re.compile(r"\d+(?:GB|MB|TB|KB|ms|s|h|min|K|M|Pa|dB|d|x|st|nd|rd|th)|\d+-[a-z]+", re.IGNORECASE)
-
-
-_IRREGULAR = {
-    "paid": "pay", "spent": "spend", "sold": "sell", "bought": "buy", "made": "make", "gave": "give",
-    "given": "give", "took": "take", "taken": "take", "kept": "keep", "got": "get", "gotten": "get",
-    "held": "hold", "sent": "send", "built": "build", "chose": "choose", "chosen": "choose", "ran": "run",
-    "began": "begin", "begun": "begin", "grew": "grow", "grown": "grow", "brought": "bring", "told": "tell",
-    "thought": "think", "taught": "teach", "caught": "catch", "meant": "mean", "lost": "lose",
-    "met": "meet", "wrote": "write", "written": "write", "knew": "know", "known": "know", "drove": "drive",
-    "driven": "drive", "broke": "break", "broken": "break", "froze": "freeze", "frozen": "freeze",
-}
-"""Irregular past forms, so that "paid" meets "pay" and "sold" meets "sell" (not those whose form is another word's:
-"found" is also "founded", "left" a side, "led" a lamp)."""
-
-
-def stem(word: str) -> str:
-    """The Porter2 stem of a lower-cased English word (the keyword index's stemmer), irregular past forms
-    (:data:`_IRREGULAR`) first taken back to their verb (the keyword index does not do that)."""
-    lowered = word.lower()
-    return str(porter2.stem(_IRREGULAR.get(lowered, lowered)))
 
 
 def content_terms(text: str) -> list[str]:
@@ -53,8 +36,8 @@ def content_terms(text: str) -> list[str]:
             continue
         if word.lower() in STOPWORDS or (len(word) < 3 and not any(c.isdigit() for c in word)):
             continue
-        terms.append(word.lower() if identifier_like(word) else stem(word))
-    for run in _CJK_RUN.findall(text):
+        terms.append(word.lower() if identifier_like(word) else root(word.lower()))
+    for run in CJK_RUN.findall(text):
         terms.extend(cjk_bigrams(run))
     return list(dict.fromkeys(terms))
 
@@ -63,10 +46,6 @@ def _grade_letter(word: str, text: str, start: int) -> bool:
     """A capital letter used as a name ("an A rating", "Rating: A"), not "I" and not a sentence's first word."""
     return len(word) == 1 and word.isupper() and word != "I" and bool(text[:start].strip()) and (
         not text[:start].rstrip().endswith((".", "!", "?")))
-
-
-def is_cjk(term: str) -> bool:
-    return bool(_CJK_RUN.fullmatch(term))
 
 
 def identifier_like(word: str) -> bool:
@@ -108,7 +87,6 @@ def overlap(a: list[str], b: list[str]) -> float:
     return len(left & right) / len(left | right) if left | right else 1.0
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\u4e00-\u9fff])|(?<=[。！？])")
 _BLOCK_START = re.compile(r"\s*(?:[-*+•]\s|\d{1,3}[.)]\s|#{1,6}\s|\||>)")
 _RECORD = re.compile(r"^[^|:]{1,80}: [^|]*(?: \| [^|:]{1,80}: [^|]*)+$")
 """A table row as the server writes it, each cell with its column name: ``Item: E-bike | Daily rate (NOK): 650``."""
@@ -156,7 +134,7 @@ def sentences(text: str, headings: bool = True) -> list[str]:
             blocks.append(_MARKER.sub("", line).strip())
         joinable = not stripped.startswith("#") and not record
         last_line = stripped
-    return [part.strip() for block in blocks for part in _SENTENCE_END.split(block) if part.strip()]
+    return [sentence for block in blocks for sentence in split_sentences(block)]
 
 
 def _stands_alone(previous: str, line: str) -> bool:

@@ -2,10 +2,10 @@
 
 The layers of ``mcp_server`` from the top: the command line, the team server, the MCP surface,
 retrieval and SQL, indexing, the stores, documents and embedding, the citation check
-(grounding), and the ground floor (settings, grants, models, citation ids, errors, logs, progress,
-display text). ``client_agent`` sits above the server's core: it may use the citation check, the
-models and citation ids, the embedder and the display text, never the server's surface, and the server never imports the
-agent. Inside the agent, the offline back-end is a package of its own
+(grounding), the text analyzer, and the ground floor (settings, grants, models, citation ids,
+errors, logs, progress, display text). ``client_agent`` sits above the server's core: it may use
+the citation check, the text analyzer, the models and citation ids, the embedder and the display
+text, never the server's surface, and the server never imports the agent. Inside the agent, the offline back-end is a package of its own
 (``client_agent.offline``): the loop and everything else reach it only through
 ``client_agent.offline.backend``, and it never imports the loop's control (the loop, reflection
 parsing, traces, the command line, evaluation) or a model back-end. A new import that points
@@ -32,6 +32,7 @@ LAYERS = [
     {"mcp_server.stores"},
     {"mcp_server.documents", "mcp_server.embedding"},
     {"mcp_server.grounding"},
+    {"mcp_server.analyzer"},
 ]
 """Upper layers first; a part may import its own layer's siblings only where listed in ALLOWED_SIDEWAYS."""
 
@@ -111,7 +112,7 @@ def test_the_top_level_holds_a_dozen_shared_modules_at_most() -> None:
 
 
 AGENT_MAY_IMPORT = {
-    "mcp_server.grounding", "mcp_server.models", "mcp_server.embedding", "mcp_server.settings", "mcp_server.display_text",
+    "mcp_server.grounding", "mcp_server.analyzer", "mcp_server.models", "mcp_server.embedding", "mcp_server.settings", "mcp_server.display_text",
     "mcp_server.citation_ids",
 }
 """The parts of the server the agent builds on; it reaches the rest only over MCP."""

@@ -43,7 +43,7 @@ from common import CACHE, REPO, log  # noqa: E402
 from hotpot_data import SETS, HotpotSet, Question, load_set  # noqa: E402
 
 from client_agent.offline.backend import OfflineBackend  # noqa: E402
-from mcp_server.grounding.citations import cited_ids  # noqa: E402
+from mcp_server.grounding.sentences import cited_ids  # noqa: E402
 from client_agent.connection import ToolServer, connect  # noqa: E402
 from client_agent.loop import Agent, RunResult  # noqa: E402
 from mcp_server.settings import Settings  # noqa: E402

@@ -29,7 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from common import CACHE, REPO  # noqa: E402
 
-from mcp_server.grounding.claims import claims_of, sentence_spans  # noqa: E402
+from mcp_server.grounding.claims import claims_of  # noqa: E402
+from mcp_server.grounding.sentences import sentence_spans  # noqa: E402
 from mcp_server.indexing.ingest import ingest  # noqa: E402
 from mcp_server.settings import Settings  # noqa: E402
 from mcp_server.surface.tools import RetrievalTools  # noqa: E402

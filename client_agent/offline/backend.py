@@ -39,7 +39,7 @@ from typing import Any
 from client_agent.offline import aliases, shapes, tiers
 from client_agent.backends.base import AnswerState, Decision, Observation, Reply, RunView, ToolRequest
 from client_agent.offline.calculation import arithmetic, format_number
-from mcp_server.grounding.citations import check_answer, enforce
+from mcp_server.grounding.verdict import check_answer, enforce
 from client_agent.conflicts import find_conflicts
 from client_agent.connection import Catalog
 from client_agent.evidence import Ledger

@@ -32,10 +32,10 @@ from client_agent.evidence import Evidence, Ledger
 from client_agent.offline import aliases
 from client_agent.offline.meaning import matched_words, similarity
 from client_agent.offline.shapes import extreme_row
-from client_agent.text import (
-    content_terms, identifier_like, identifiers, is_cjk, numbers, original_words, sentences,
-)
-from mcp_server.grounding.words import STOPWORDS
+from client_agent.text import content_terms, identifier_like, identifiers, numbers, original_words, sentences
+from mcp_server.analyzer.dates import MONTH_PATTERN, WEEKDAY_PATTERN
+from mcp_server.analyzer.scripts import is_cjk
+from mcp_server.analyzer.words import STOPWORDS
 
 COVERED = 0.6
 COVERED_CJK = 0.5
@@ -53,8 +53,8 @@ _ANSWER_KINDS = (
     ("quantity", re.compile(r"\bhow (?:many|much|long|far|often|big|large|fast)\b|\b(?:price|cost|percentage|rate|number of)\b|多少|几", re.I)),
     ("time", re.compile(r"\bwhen\b|\b(?:what|which) (?:time|date|day|month|year|week)\b|\bdeadline\b|什么时候|何时", re.I)),
 )
-_TIME = re.compile(r"\b(?:january|february|march|april|may|june|july|august|september|october|november|december|"
-                   r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|daily|weekly|monthly|annually|"
+_TIME = re.compile(rf"\b(?:{MONTH_PATTERN}|"
+                   rf"{WEEKDAY_PATTERN}|daily|weekly|monthly|annually|"
                    r"quarter|yearly)\w*|\b(?:every|each|per|a|next|last|this|following) year(?![\w-])|\d{1,2}:\d{2}|月|日",
                    re.I)
 """Words that say when: months, days, frequencies, clock times; "year" only as "every year", "next year" (not
@@ -124,12 +124,11 @@ _PREDICATE = re.compile(r"\b(?:can|could|do|does|did|will|would|should|must|may|
 sentence that answers says it in its own verb ("Seats included", "are confirmed by"), or in none."""
 _ASKED_KIND = re.compile(r"\b(?:which|what)\s+(month|day|year|date|week)s?\b", re.I)
 """The kind of time asked for ("in which month"): a sentence answers it by naming one (:data:`_KIND_SHAPES`)."""
-_MONTHS = r"january|february|march|april|may|june|july|august|september|october|november|december"
 _KIND_SHAPES = {
-    "month": re.compile(rf"\b(?:{_MONTHS}|month)", re.I),
+    "month": re.compile(rf"\b(?:{MONTH_PATTERN}|month)", re.I),
     "year": re.compile(r"\b(?:19|20)\d\d\b"),
-    "day": re.compile(rf"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|{_MONTHS}|day)|\d", re.I),
-    "date": re.compile(rf"\b(?:{_MONTHS})\b|\d", re.I),
+    "day": re.compile(rf"\b(?:{WEEKDAY_PATTERN}|{MONTH_PATTERN}|day)|\d", re.I),
+    "date": re.compile(rf"\b(?:{MONTH_PATTERN})\b|\d", re.I),
     "week": re.compile(r"\bweek|\d", re.I),
 }
 """What names each kind of time: "December" a month, "2016" a year (not "for the year")."""

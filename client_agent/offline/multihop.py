@@ -39,7 +39,8 @@ from itertools import combinations
 from client_agent.evidence import Ledger
 from client_agent.queries import NEAR_DUPLICATE
 from client_agent.text import content_terms, original_words, overlap, sentences
-from mcp_server.grounding.words import STOPWORDS
+from mcp_server.analyzer.dates import MONTHS
+from mcp_server.analyzer.words import STOPWORDS
 
 MAX_BRIDGES = 4
 """Bridge searches after the first search (the most useful names of up to two anchors, alternating)."""
@@ -56,7 +57,7 @@ _JOINER = r"(?:of|the|de|del|della|di|da|do|dos|du|des|la|le|les|von|van|der|den
 _PHRASE = re.compile(rf"{_WORD}(?:\s+(?:{_JOINER}\s+)*{_WORD})*")
 _QUOTED = re.compile(r"[\"“]([A-Z0-9][^\"“”.;]{1,60})[\"”]")
 _DATE_OR_NUMBER = re.compile(
-    r"(?:\d{1,2}\s+)?(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+    rf"(?:\d{{1,2}}\s+)?(?:{'|'.join(map(str.capitalize, MONTHS))})"
     r"(?:\s+\d{1,4})?|[\d\s,.\-–]+"
 )
 _NATIONALITY = re.compile(r"(?:an|ese|ish|ic|i)$|^(?:French|Dutch|Greek|Swiss|Thai)$")

@@ -39,21 +39,18 @@ from functools import lru_cache
 from itertools import accumulate, takewhile
 from typing import NamedTuple
 
+from mcp_server.analyzer.scripts import CJK
 from mcp_server.errors import IngestError
 
 SECTION_SEPARATOR = " > "
 SMALL_SECTION_TOKENS = 40
 
-# Ideographs, kana and hangul: one token per character.
-_CJK = (
-    "\u2e80-\u2fdf\u3005-\u3007\u3040-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
-    "\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f"
-)
-# CJK and full-width punctuation: also one token per character, and a chunking boundary.
+# CJK letters (the analyzer's range, mcp_server.analyzer.scripts) count one token per character;
+# CJK and full-width punctuation too, and it is a chunking boundary.
 _CJK_PUNCTUATION = "\u3001-\u303f\uff01-\uffef"
 # A token: a Latin word (letters and digits), or any other single non-space character.
-_TOKEN_RE = re.compile(rf"(?P<word>[^\W_{_CJK}]+)|\S")
-_ATOM_RE = re.compile(rf"[{_CJK}{_CJK_PUNCTUATION}]|[^\s{_CJK}{_CJK_PUNCTUATION}]+")
+_TOKEN_RE = re.compile(rf"(?P<word>[^\W_{CJK}]+)|\S")
+_ATOM_RE = re.compile(rf"[{CJK}{_CJK_PUNCTUATION}]|[^\s{CJK}{_CJK_PUNCTUATION}]+")
 _LATIN_SENTENCE_END_RE = re.compile(r"[.!?][\"'”’)\]]*$")
 _CJK_SENTENCE_ENDS = ("。", "！", "？", "；")
 _CJK_CLAUSE_ENDS = ("，", "、", "：")

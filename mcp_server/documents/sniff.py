@@ -15,11 +15,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from mcp_server.analyzer.scripts import CJK
 from mcp_server.errors import IngestError
 
 MAX_CONTROL_SHARE = 0.01
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")  # C0 and C1 controls but tab, LF, FF, CR
-_WORD_RE = re.compile(r"[^\W\d_]{2,}|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_WORD_RE = re.compile(rf"[^\W\d_]{{2,}}|[{CJK}]")
 
 
 def decode_text(data: bytes, path: Path) -> str:

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from mcp_server.stores.analysis import cjk_share
+from mcp_server.analyzer.scripts import cjk_share
 
 
 def keyword_weight_for(query: str, weight: float, cjk_weight: float) -> float:
     """The convex keyword weight for ``query``: ``weight`` for Latin-script text, ``cjk_weight`` for CJK text.
 
     A mixed query gets the weights interpolated by its share of CJK characters
-    (:func:`~mcp_server.stores.analysis.cjk_share`), e.g. the midpoint for ``"VPN 怎么连"``.
+    (:func:`~mcp_server.analyzer.scripts.cjk_share`), e.g. the midpoint for ``"VPN 怎么连"``.
     """
     return weight + (cjk_weight - weight) * cjk_share(query)
 

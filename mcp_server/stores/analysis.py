@@ -13,7 +13,11 @@ One tokenizer reads the text in a single pass and cuts it into runs:
   joined strings are never stemmed. Non-ASCII words are NFKC-normalised first, so
   full-width ``ＡＢＣ１２３`` (common in Chinese text) indexes as ``abc123``.
 * **Han runs** are segmented by the chosen CJK strategy (see :data:`CjkStrategy`).
-* **Kana and Hangul runs** always become overlapping character bigrams.
+* **Kana, bopomofo and Hangul runs** always become overlapping character bigrams.
+
+Which characters are Han and which kana or Hangul, and the stemmer, are the analyzer's
+(:mod:`mcp_server.analyzer`): the citation check and the agent read text by the same ranges and
+stems.
 
 Every token has a *main* or *extra* role (the ``extra`` token attribute). Main tokens
 take consecutive positions and spell the text once, so they form phrases; extra tokens
@@ -39,9 +43,10 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from whoosh.analysis import Filter, LowercaseFilter, Token, Tokenizer
 from whoosh.analysis.filters import STOP_WORDS
-from whoosh.lang.porter2 import stem
 from whoosh.query import And, AndMaybe, Or, Phrase, Query, Term
 
+from mcp_server.analyzer.scripts import HAN, KANA_HANGUL
+from mcp_server.analyzer.stems import stem
 from mcp_server.errors import InvalidQueryError
 
 if TYPE_CHECKING:
@@ -56,7 +61,6 @@ __all__ = [
     "analyze_query_terms",
     "build_analyzer",
     "build_keyword_query",
-    "cjk_share",
     "plain_query_terms",
 ]
 
@@ -75,21 +79,14 @@ CjkStrategy = Literal["bigram", "jieba", "jieba_search", "unigram"]
 DEFAULT_CJK: CjkStrategy = "bigram"
 """The measured winner on CMRC 2018 (see ``bench/tokenization/README.md``)."""
 
-# Han ideographs: CJK Unified Ideographs, Extension A, compatibility ideographs and the
-# supplementary ideographic planes (Extensions B and later).
-_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"
-# Hiragana, katakana (with phonetic extensions and half-width forms), Hangul.
-_KANA_HANGUL = "\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f\u1100-\u11ff\u3130-\u318f\uac00-\ud7af"
-_WORD_CHAR = rf"[^\W_{_HAN}{_KANA_HANGUL}]"
+_WORD_CHAR = rf"[^\W_{HAN}{KANA_HANGUL}]"
 _JOINERS = "_\\-./"
 _RUN_RE = re.compile(
     rf"(?P<word>{_WORD_CHAR}+(?:[{_JOINERS}]+{_WORD_CHAR}+)*)"
-    rf"|(?P<han>[{_HAN}]+)"
-    rf"|(?P<kana_hangul>[{_KANA_HANGUL}]+)"
+    rf"|(?P<han>[{HAN}]+)"
+    rf"|(?P<kana_hangul>[{KANA_HANGUL}]+)"
 )
 _WORD_PART_RE = re.compile(rf"{_WORD_CHAR}+")
-_CJK_CHAR_RE = re.compile(rf"[{_HAN}{_KANA_HANGUL}]")
-_LETTER_OR_DIGIT_RE = re.compile(r"[^\W_]")
 _QUOTED_RE = re.compile(r'"(?P<ascii>[^"]*)"|“(?P<curly>[^“”"]*)”')
 _STRAY_QUOTES_RE = re.compile(r'["“”]')
 
@@ -191,15 +188,15 @@ class _StopFilter(Filter):  # type: ignore[misc]
 
 
 class _PorterFilter(Filter):  # type: ignore[misc]
-    """Porter2-stem pure ASCII alphabetic words; leave codes, joined strings and CJK alone."""
+    """Stem words with the analyzer's stemmer (Porter2 for pure ASCII alphabetic words; codes, joined strings
+    and CJK stay as they are)."""
 
     is_morph = True
 
     def __call__(self, tokens: Iterable[Token]) -> Iterator[Token]:
         for token in tokens:
-            text = token.text
-            if text.isascii() and text.isalpha() and not token.stopped:
-                token.text = _stem(text)
+            if not token.stopped:
+                token.text = stem(token.text)
             yield token
 
 
@@ -268,15 +265,6 @@ def _parse(fieldname: str, text: str, analyzer: Analyzer, require_phrases: bool)
             "and punctuation. Search for distinctive words, names, codes or a quoted phrase."
         )
     return phrases, words
-
-
-def cjk_share(text: str) -> float:
-    """The share of Han, kana and Hangul characters among the letters and digits of ``text`` (0 when it has none).
-
-    ``"年假需要提前几天申请"`` gives 1.0, ``"annual leave"`` 0.0, ``"VPN 怎么连"`` 0.5.
-    """
-    letters = len(_LETTER_OR_DIGIT_RE.findall(text))
-    return len(_CJK_CHAR_RE.findall(text)) / letters if letters else 0.0
 
 
 def _segment(text: str, cjk: CjkStrategy, index: bool) -> Iterator[_Piece]:
@@ -372,16 +360,6 @@ def _jieba() -> JiebaTokenizer:
 def _normalise(word: str) -> str:
     """NFKC-normalise non-ASCII words (full-width letters and digits become ASCII)."""
     return word if word.isascii() else unicodedata.normalize("NFKC", word)
-
-
-@functools.lru_cache(maxsize=50_000)
-def _stem(word: str) -> str:
-    """Porter2 (Snowball English) stem, cached: the same words recur in every document.
-
-    Porter2 rather than Whoosh's original-Porter ``whoosh.lang.porter``, which leaves
-    ``running`` as ``runn`` and so misses ``run``.
-    """
-    return str(stem(word))
 
 
 def _split_quoted(text: str) -> tuple[list[str], list[str]]:

@@ -2,7 +2,7 @@
 
 :func:`check_cited_answer` reads the chunks an answer cites through ``lookup`` (the caller's
 grant applied: an id outside it is the same as an id that does not exist), runs
-:func:`mcp_server.grounding.citations.check_answer` — the one implementation the agent uses
+:func:`mcp_server.grounding.verdict.check_answer` — the one implementation the agent uses
 too — and adds, for each supported sentence, where its evidence is: the citation record and
 the sentence of the cited chunk that matches it best, with its offsets, page and lines.
 SQL citations (``sql:<db>:<hash>``) cannot be re-read later (the server keeps no results), so
@@ -26,10 +26,13 @@ from typing import Literal
 
 from pydantic import Field
 
+from mcp_server.analyzer.sentences import SentenceSpan
 from mcp_server.errors import InvalidQueryError
-from mcp_server.grounding.citations import EvidenceSentences, SentenceCheck, check_answer
-from mcp_server.grounding.claims import SentenceSpan, cited_ids, claims_of, sentence_spans
+from mcp_server.grounding.claims import claims_of
 from mcp_server.grounding.deadline import current_deadline
+from mcp_server.grounding.sentences import cited_ids, sentence_spans
+from mcp_server.grounding.support import EvidenceSentences
+from mcp_server.grounding.verdict import SentenceCheck, check_answer
 from mcp_server.models import Citation, PublishedModel
 
 MAX_ANSWER_CHARS = 10_000

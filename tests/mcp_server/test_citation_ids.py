@@ -18,7 +18,7 @@ from mcp_server.citation_ids import (
     parse_store_key,
 )
 from mcp_server.errors import InvalidQueryError
-from mcp_server.grounding.claims import cited_ids
+from mcp_server.grounding.sentences import cited_ids
 from mcp_server.sql.guard import citation_id as sql_citation_id
 
 CORPORA = st.from_regex(r"[a-z0-9][a-z0-9_-]{0,20}", fullmatch=True).filter(lambda name: any(c.isalpha() for c in name))

@@ -10,8 +10,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from mcp_server.grounding.citations import UNSUPPORTED_MARK, check_answer, enforce, supports
-from mcp_server.grounding.claims import cited_ids, split_sentences
+from mcp_server.grounding.sentences import cited_ids, split_sentences
+from mcp_server.grounding.support import supports
+from mcp_server.grounding.verdict import UNSUPPORTED_MARK, check_answer, enforce
 
 HANDBOOK = Path(__file__).resolve().parents[3] / "corpora" / "handbook"
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import pytest
 
 from mcp_server.grounding import claims
-from mcp_server.grounding.citations import check_answer
+from mcp_server.grounding.verdict import check_answer
 from mcp_server.grounding.quotes import find_quote
 
 CHECK_BUDGET = 5

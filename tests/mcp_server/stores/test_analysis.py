@@ -23,7 +23,6 @@ from mcp_server.stores.analysis import (
     analyze_query_terms,
     build_analyzer,
     build_keyword_query,
-    cjk_share,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -267,19 +266,3 @@ def test_schema_survives_close_and_reopen_in_a_fresh_process(tmp_path: Path) -> 
     )
     assert done.stdout.splitlines() == ["jieba loaded early: False", "['exact', 'zh']"]
     assert "prefix dict" not in done.stderr.lower()
-
-
-@pytest.mark.parametrize(
-    ("text", "share"),
-    [
-        ("年假需要提前几天申请", 1.0),
-        ("annual leave", 0.0),
-        ("VPN 怎么连", 0.5),  # 3 Latin letters, 3 Han characters
-        ("《東京》タワー？", 1.0),  # punctuation does not count
-        ("서울 2024", 2 / 6),
-        ("", 0.0),
-        ("?! -", 0.0),
-    ],
-)
-def test_cjk_share_counts_han_kana_and_hangul_among_letters_and_digits(text: str, share: float) -> None:
-    assert cjk_share(text) == pytest.approx(share)

@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from mcp_server.errors import CallTimeoutError, InvalidQueryError, NotFoundError
-from mcp_server.grounding.citations import check_answer
+from mcp_server.grounding.verdict import check_answer
 from mcp_server.models import Citation
 from mcp_server.retrieval.quote_location import QUOTE_SCOPE_CHARS, check_quote, locate_quote
 from mcp_server.settings import Settings

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 from mcp import Client, StdioServerParameters
 
-from mcp_server.grounding.citations import check_answer
+from mcp_server.grounding.verdict import check_answer
 from mcp_server.settings import Settings
 from mcp_server.surface.rendering import render_search
 from mcp_server.surface.tools import RetrievalTools

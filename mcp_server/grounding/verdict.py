@@ -1,31 +1,26 @@
-"""The final-answer citation check: cited ids were really retrieved, and their text supports the sentence.
+"""The last step of the citation check: each sentence's verdict, the answer's, and enforcing it.
 
 Answers cite inline with citation ids in square brackets — ``[handbook:hr/leave-policy#2]``,
 ``[sql:company:1a2b3c4d]``, several in one bracket (``[a:x#1, a:y#2]`` or ``;``) or adjacent
-brackets. :func:`check_answer` splits the answer into sentences
-(:func:`~mcp_server.grounding.claims.split_sentences`) and checks each one against ``evidence``, the
-text of every citation id a tool returned in this run:
+brackets. The check runs in four steps, each a module entered once, in order:
+:mod:`~mcp_server.grounding.sentences` (the answer's sentences and citation brackets) →
+:mod:`~mcp_server.grounding.claims` (what each sentence claims, and what each cited text holds)
+→ :mod:`~mcp_server.grounding.support` (whether the cited texts hold the claims) → this module,
+whose :func:`check_answer` checks each sentence against ``evidence``, the text of every citation
+id a tool returned in this run:
 
 * **Fabricated ids.** Every cited id must be a key of ``evidence``; any other id is reported, in
   every sentence, factual or not, as the server writes ids (:mod:`mcp_server.citation_ids`: an
   id written with its file name unescaped is compared, and reported, escaped).
-* **Uncited claims.** Every *factual* sentence must cite at least one id from this run. A
-  sentence is not factual when it is a question, a statement about the evidence itself ("I
+* **Uncited claims.** Every *factual* sentence must cite at least one id from this run
+  (:func:`~mcp_server.grounding.claims.is_factual` decides which are). A sentence is not factual when it is a question, a statement about the evidence itself ("I
   could not find …", "The knowledge base does not say …", "No source mentions …"), a heading
   or list intro ending with ":", or a short discourse line with no content words ("Here is
   what I found."). But any sentence other than a question that contains a number is factual:
   an uncited number is never accepted.
-* **Support.** The texts of a sentence's cited ids, taken together, must contain every number
-  in the sentence (``1,999`` = ``1999`` = ``¥1,999``; ``10%`` → 10; ``2.8 million`` matches
-  ``2.8 million``, ``2.8M`` and ``2,800,000``; ``five`` in the cited text counts as 5; a
-  number that is part of an identifier in the cited text, like the 3 of ``X3``, counts as
-  present), every identifier, code, date and month or weekday name (``ERR_VPN_AUTH_4012``,
-  ``CHG-2025-0612-03``, ``v2.0``, ``2024-05-01``, ``March``; an ISO date in the cited text
-  also supplies its month's name), and at least half of its other key terms (content words
-  without stopwords, lightly stemmed and matched on long shared prefixes (words of up to 64
-  characters), capitalised names counting double; Chinese and Japanese text as character
-  bigrams). Each cited text is read by itself: a number at the end of one is not scaled by a
-  word at the start of the next.
+* **Support.** The texts of a sentence's cited ids, taken together, must contain every number,
+  code, date and calendar name in the sentence and at least half of its other key terms
+  (:mod:`~mcp_server.grounding.support` has the rules).
 
 What it does **not** catch, by design of a lexical check: a wrong claim assembled from words
 and numbers that all occur in the cited text ("10 days after 5 years" when the text says
@@ -39,182 +34,19 @@ the answer ("three") are key terms, not numbers, so they need no citation of the
 :func:`enforce` is the last resort after revisions: it removes (or marks ``[unsupported]``)
 each factual sentence that is uncited or unsupported, strips fabricated ids from the
 sentences it keeps, and leaves everything else verbatim.
-
-How an answer is read — its sentences, citation brackets, numbers, codes and key terms — is
-:mod:`mcp_server.grounding.claims`; this module decides what they must satisfy.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any, Literal
 
-from mcp_server.grounding.claims import (
-    CLOSERS,
-    LINE_MARKER,
-    CitedIndex,
-    Claims,
-    SentenceSpan,
-    StemPrefixes,
-    citation_brackets,
-    cited_ids,
-    claims_of,
-    index_cited_text,
-    index_text,
-    remove_citations,
-    sentence_spans,
-    term_present,
-    unique,
-)
-from mcp_server.grounding.deadline import current_deadline
-
-# --------------------------------------------------------------------------- support
-
-_MIN_TERM_SHARE = 0.5
-"""Share of a sentence's key-term weight that must appear in the cited text."""
-
-
-@dataclass(frozen=True)
-class Support:
-    """Whether a cited text supports a sentence, and what of the sentence it lacks."""
-
-    supported: bool
-    missing_numbers: list[str]
-    missing_terms: list[str]
-    """Key terms absent from the cited text (informative even when the sentence is supported)."""
-    missing_codes: list[str]
-    """Identifiers, codes, dates and calendar names absent from the cited text (each one fails)."""
-    coverage: float
-    """Share of the sentence's key-term weight found in the cited text (1.0 with no key terms)."""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "supported": self.supported,
-            "missing_numbers": self.missing_numbers,
-            "missing_codes": self.missing_codes,
-            "missing_terms": self.missing_terms,
-            "coverage": round(self.coverage, 3),
-        }
-
-
-def supports(sentence: str, cited_text: str) -> Support:
-    """Whether ``cited_text`` contains ``sentence``'s numbers, codes and enough of its key terms.
-
-    Citation brackets in ``sentence`` are ignored. See the module docstring for the rules
-    and for what this lexical check cannot see.
-    """
-    return claims_support(claims_of(sentence), [index_cited_text(cited_text)])
-
-
-def claims_support(claims: Claims, cited: Sequence[CitedIndex]) -> Support:
-    """Whether the cited texts ``cited``, taken together, hold ``claims`` (see :func:`supports`).
-
-    Each distinct claim is looked up once in each text (:mod:`~mcp_server.grounding.claims` indexes
-    them once), so the work grows with the distinct claims times the texts, not with the texts'
-    length nor with a word's repeats.
-    """
-    numbers = {number.text: number.values for number in claims.numbers}
-    missing_numbers = [text for text, values in numbers.items() if not any(values & i.numbers for i in cited)]
-    missing_codes = [text for text, key in dict(claims.codes).items() if not any(key in i.codes for i in cited)]
-    distinct = {(term.key, term.number): term for term in claims.terms}
-    held = {key: term_present(term, cited) for key, term in distinct.items()}
-    total = sum(term.weight for term in claims.terms)
-    coverage = sum(term.weight for term in claims.terms if held[term.key, term.number]) / total if total else 1.0
-    missing_terms = unique([term.text for term in claims.terms if not held[term.key, term.number]])
-    supported = not missing_numbers and not missing_codes and coverage >= _MIN_TERM_SHARE
-    return Support(supported, missing_numbers, missing_terms, missing_codes, coverage)
-
-
-class EvidenceSentences:
-    """A cited text cut into sentences (the first ``limit``), to find the one that best supports some claims.
-
-    :meth:`best` gives the sentence that :func:`claims_support` would find the fewest numbers and
-    codes missing from, then the most key-term weight in (the first on a tie). Every sentence is
-    indexed once, and each claim is looked up once in an index of where its keys occur, so
-    finding the best sentence for a claim costs the sentences holding it, not all of them.
-    """
-
-    def __init__(self, text: str, limit: int | None = None) -> None:
-        self.spans = sentence_spans(text)[:limit]
-        self._numbers: dict[Decimal, list[int]] = {}
-        self._codes: dict[str, list[int]] = {}
-        self._words: dict[str, list[int]] = {}
-        self._stems: dict[str, list[int]] = {}
-        for position, span in enumerate(self.spans):
-            index = index_text(text[span.start : span.end])
-            for number in index.numbers:
-                self._numbers.setdefault(number, []).append(position)
-            words = index.stems | index.bigrams
-            for where, keys in ((self._codes, index.codes), (self._words, words), (self._stems, index.stems)):
-                for key in keys:
-                    where.setdefault(key, []).append(position)
-        self._prefixes = StemPrefixes(self._stems)
-
-    def best(self, claims: Claims) -> SentenceSpan | None:
-        """The sentence holding most of ``claims``' numbers and codes, then most of its key-term weight."""
-        if not self.spans:
-            return None
-        found: Counter[int] = Counter()
-        for values in {number.text: number.values for number in claims.numbers}.values():
-            found.update({position for value in values for position in self._numbers.get(value, ())})
-        for key in {text: key for text, key in claims.codes}.values():
-            found.update(self._codes.get(key, ()))
-        weights: Counter[tuple[str, Decimal | None]] = Counter()
-        for term in claims.terms:
-            weights[term.key, term.number] += term.weight
-        covered: Counter[int] = Counter()
-        for (key, number), weight in weights.items():
-            holding = set(self._words.get(key, ()))
-            holding.update(self._numbers.get(number, ()) if number is not None else ())
-            for stem in self._prefixes.matching(key):
-                holding.update(self._stems[stem])
-            for position in holding:
-                covered[position] += weight
-        best = max(sorted({0, *found, *covered}), key=lambda position: (found[position], covered[position]))
-        return self.spans[best]
-
-
-# --------------------------------------------------------------------------- factual sentences
-
-_ABOUT_EVIDENCE = re.compile(
-    r"\b(?:i|we)\s+(?:could\s*not|couldn['’]?t|can\s*not|can['’]?t|did\s*not|didn['’]?t|was\s+unable\s+to|were\s+unable\s+to"
-    r"|am\s+unable\s+to|have\s+not\s+been\s+able\s+to|found\s+no|do\s+not\s+know|don['’]?t\s+know"
-    r"|do\s+not\s+have|don['’]?t\s+have)\b"
-    r"|\b(?:knowledge\s+base|sources?|documents?|documentation|evidence|corpus|corpora|search\s+results?"
-    r"|retrieved\s+\w+|available\s+\w+|records?|data(?:base)?)\s+(?:does|do|did)\s*(?:n['’]?t|not)\s+"
-    r"(?:say|mention|state|contain|cover|specify|include|provide|list|give|describe|address|explain|show)"
-    r"|^(?:no|none\s+of\s+the)\s+(?:\w+\s+)?(?:sources?|documents?|results?|passages?|evidence|records?)\b"
-    r"|\bthere\s+(?:is|was|are|were)\s+no\s+(?:information|mention|data|record|evidence|details?)\b"
-    r"|\bnot\s+(?:mentioned|covered|specified|stated|documented|found|available)\s+in\s+(?:the|any)\b"
-    r"|(?:未|没有|没能|无法|不能)(?:找到|检索到|查到|查询到|确认)|(?:知识库|资料|文档|来源)中?(?:没有|未|并未)",
-    re.IGNORECASE,
-)
-"""Statements about the evidence or the agent's knowledge, not about the world."""
-_DISCOURSE = re.compile(
-    r"^(?:hope\s+(?:this|that)\s+helps|let\s+me\s+know|feel\s+free|happy\s+to\s+help|in\s+(?:short|summary|brief)"
-    r"|to\s+summari[sz]e|here(?:['’]s|\s+is|\s+are)|sure|of\s+course|certainly|great\s+question)\b",
-    re.IGNORECASE,
-)
-_SHORT_DISCOURSE_WORDS = 6
-_BOLD_LINE = re.compile(r"\*\*[^*]+\*\*|__[^_]+__")
-
-
-def _is_factual(span: SentenceSpan, sentence: str, claims: Claims) -> bool:
-    """Whether the sentence claims something about the world (see the module docstring for the exemptions)."""
-    plain = remove_citations(sentence).strip()
-    if plain.rstrip(CLOSERS + " ").endswith(("?", "？")):
-        return False
-    if claims.states_number:
-        return True
-    heading = span.heading or plain.endswith((":", "：")) or _BOLD_LINE.fullmatch(plain) is not None
-    discourse = not claims.terms and not claims.codes
-    short_discourse = claims.word_count <= _SHORT_DISCOURSE_WORDS and _DISCOURSE.search(plain) is not None
-    return not (heading or discourse or short_discourse or _ABOUT_EVIDENCE.search(plain))
-
+from mcp_server.analyzer.sentences import LINE_MARKER, SentenceSpan
+from mcp_server.grounding.claims import SentenceClaims, claims_of_answer
+from mcp_server.grounding.sentences import citation_brackets, read_answer, unique
+from mcp_server.grounding.support import MIN_TERM_SHARE, Support, support_of_answer
 
 # --------------------------------------------------------------------------- the check
 
@@ -336,6 +168,10 @@ def check_answer(
     """Check every sentence of ``answer`` against ``evidence`` (citation id → text, all ids returned in this run);
     ``spans`` are ``sentence_spans(answer)`` when the caller has them already.
 
+    The steps run once each, in order: the answer's sentences and their citations
+    (:func:`~mcp_server.grounding.sentences.read_answer`), what each sentence claims
+    (:func:`~mcp_server.grounding.claims.claims_of_answer`), whether the cited texts hold it
+    (:func:`~mcp_server.grounding.support.support_of_answer`), then each sentence's verdict here.
     A sentence's problems read ``cites unknown id X (not returned by any tool in this run)``,
     ``no citation``, ``number N not in the cited text`` and ``key terms "a", "b" not in the
     cited text``; the answer passes when no sentence has any.
@@ -344,35 +180,28 @@ def check_answer(
     indexed once, however many sentences cite it), and it stops with DeadlineExceeded, between
     two sentences, once the :func:`~mcp_server.grounding.deadline.current_deadline` has passed.
     """
-    deadline = current_deadline()
-    indexes: dict[str, CitedIndex] = {}
-    checks = []
-    for span in sentence_spans(answer) if spans is None else spans:
-        deadline.check()
-        text = answer[span.start : span.end]
-        ids = cited_ids(text)
-        unknown = [cid for cid in ids if cid not in evidence]
-        known = [cid for cid in ids if cid in evidence]
-        claims = claims_of(text)
-        factual = _is_factual(span, text, claims)
-        problems = [f"cites unknown id {cid} (not returned by any tool in this run)" for cid in unknown]
-        support = None
-        if factual and known:
-            for cid in known:
-                if cid not in indexes:
-                    indexes[cid] = index_cited_text(evidence[cid])
-            support = claims_support(claims, [indexes[cid] for cid in known])
-            problems += _support_problems(support)
-        elif factual and not ids:
-            problems.append("no citation")
-        checks.append(SentenceCheck(text, ids, factual, problems, unknown, support, span.start, span.end))
-    return CitationCheck(answer, checks)
+    claimed = claims_of_answer(read_answer(answer, spans))
+    supports = support_of_answer(claimed, evidence)
+    return CitationCheck(answer, [_verdict(sentence, support, evidence) for sentence, support in zip(claimed, supports)])
+
+
+def _verdict(claimed: SentenceClaims, support: Support | None, evidence: Mapping[str, str]) -> SentenceCheck:
+    """One sentence's verdict from its citations, whether it is factual, and its support."""
+    sentence = claimed.sentence
+    unknown = [cid for cid in sentence.ids if cid not in evidence]
+    problems = [f"cites unknown id {cid} (not returned by any tool in this run)" for cid in unknown]
+    if support is not None:
+        problems += _support_problems(support)
+    elif claimed.factual and not sentence.ids:
+        problems.append("no citation")
+    span = sentence.span
+    return SentenceCheck(sentence.text, sentence.ids, claimed.factual, problems, unknown, support, span.start, span.end)
 
 
 def _support_problems(support: Support) -> list[str]:
     problems = [f"number {number} not in the cited text" for number in support.missing_numbers]
     missing = list(support.missing_codes)
-    if support.coverage < _MIN_TERM_SHARE:
+    if support.coverage < MIN_TERM_SHARE:
         missing += support.missing_terms
     if missing:
         quoted = ", ".join(f'"{term}"' for term in missing)
