@@ -44,8 +44,8 @@ from client_agent.conflicts import find_conflicts
 from client_agent.connection import Catalog
 from client_agent.evidence import Ledger
 from client_agent.offline.extractive import (
-    FRAME_WORDS, Coverage, Quote, address, answering_quote, best_quotes, chain_quotes, clean, coverage, leads, named_symptoms,
-    linked, plain_words, with_base,
+    Coverage, Quote, answered_together, answering_quote, best_quotes, chain_quotes, clean, coverage, leads,
+    named_symptoms, plain_words, with_base,
 )
 from client_agent.offline.multihop import Document, HopPlan
 from client_agent.offline.planning import (
@@ -260,24 +260,25 @@ class OfflineBackend:
         unanswered = 0
         for sub in self._plan:
             gap = coverage(sub.text, view.ledger)
-            if not gap.covered:
+            answer = answering_quote(sub.text, view.ledger, exclude=used)
+            if not gap.covered and answer is None:
                 unanswered += 1
                 lines.append(_not_found(gap, view.catalog, view.ledger))
                 continue
-            shaped = self._shaped(sub.text, view.ledger)
+            shaped = self._shaped(sub.text, view.ledger) if gap.covered else []
             if shaped and shaped[-1] not in lines:
                 lines.extend(shaped)
                 continue
-            if is_causal(sub.text):
+            if gap.covered and is_causal(sub.text):
                 quotes = chain_quotes(f"{sub.text} {' '.join(self._symptoms)}", view.ledger)
-            elif (answer := answering_quote(sub.text, view.ledger, exclude=used)) is not None:
+            elif answer is not None:
                 quotes = with_base(sub.text, answer, view.ledger)
             elif answering_quote(sub.text, view.ledger) is not None:
                 continue  # a sentence already quoted for an earlier part answers this one too
             else:
                 unanswered += 1
                 quotes = best_quotes(sub.text, view.ledger, exclude=used)
-                lines.append(_not_said(sub.text, quotes))
+                lines.append(_not_said(quotes))
             used.update(q.sentence for q in quotes)
             lines.extend(q.cited() for q in quotes)
         state: AnswerState = "insufficient" if unanswered else "answered"
@@ -293,29 +294,26 @@ class OfflineBackend:
         return steps.cited() if steps is not None else []
 
     def _chain_answer(self, view: RunView, lines: list[str]) -> Decision:
-        """The best sentences of each document of the chain (as for any answer: a second one when the
-        first leaves most of the question uncovered), in chain order; a document with no sentence
-        sharing a term with the question is quoted by its opening sentence. Insufficient when no
-        chain document holds such a sentence, or when the chosen sentences linked to the question
-        (:func:`~client_agent.offline.extractive.linked`) together do not address it
-        (:func:`~client_agent.offline.extractive.address`) and no single sentence of the evidence
-        does (:func:`~client_agent.offline.extractive.answering_quote`): then what was not found comes first."""
+        """The best sentences of each document of the chain, in chain order; a document with no sentence
+        is quoted by its opening sentence. Answered when the relevance model finds the chosen sentences,
+        read together, answer the question (:func:`~client_agent.offline.extractive.answered_together`),
+        or else one sentence of the evidence does (:func:`~client_agent.offline.extractive.answering_quote`);
+        otherwise insufficient, with what was not found first."""
         assert self._hops is not None
         used: set[str] = set()
         chosen: list[Quote] = []
         quoted: list[str] = []
         for document in self._hops.chain(view.ledger):
-            quotes = best_quotes(self._question, _only(document, view.ledger), exclude=used)
+            quotes = best_quotes(self._question, _only(document, view.ledger), exclude=used, limit=1)
             chosen.extend(quotes)
             used.update(q.sentence for q in quotes)
             opening = _opening(document, view.ledger) if not quotes else ""
             quoted.extend([q.cited() for q in quotes] or ([opening] if opening else []))
-        together = linked(self._question, chosen)
-        if together and address(self._question, *together, ledger=view.ledger).answers:
+        if answered_together(self._question, chosen):
             return Decision(answer="\n".join([*lines, *quoted]), state="answered")
         if (answer := answering_quote(self._question, view.ledger)) is not None:
             return Decision(answer="\n".join([*lines, answer.cited()]), state="answered")
-        return Decision(answer="\n".join([*lines, _not_said(self._question, chosen), *quoted]), state="insufficient")
+        return Decision(answer="\n".join([*lines, _not_said(chosen), *quoted]), state="insufficient")
 
 
 def _only(document: Document, ledger: Ledger) -> Ledger:
@@ -337,15 +335,12 @@ def _opening(document: Document, ledger: Ledger) -> str:
     return f"{clean(first)} [{item.citation_id}]" if item is not None and first else ""
 
 
-def _not_said(question: str, closest: list[Quote]) -> str:
-    """What could not be found when the sentences nearest to ``question`` do not answer it (no digits:
-    a statement about the evidence, which needs no citation), and that they follow."""
+def _not_said(closest: list[Quote]) -> str:
+    """What could not be found when the sentences nearest to the question do not answer it (a statement about
+    the evidence, which needs no citation), and that they follow."""
     if not closest:
         return "I could not find this in the sources."
-    missing = address(question, *closest).missing
-    words = [w for w in original_words(question, missing) if not any(c.isdigit() for c in w)]
-    lacking = f"does not mention {' or '.join(words)}" if words else "does not answer it"
-    return f"I could not find this in the sources: the closest passage {lacking}. The closest passages say:"
+    return "I could not find this in the sources: the closest passages do not answer it. They say:"
 
 
 def _not_found(gap: Coverage, catalog: Catalog, ledger: Ledger) -> str:
@@ -386,7 +381,7 @@ def _missing_words(gap: Coverage, ledger: Ledger) -> list[str]:
     """The question's words for the terms no evidence item holds, as the question writes them (not its frame:
     "per", "how long")."""
     said = {term for item in ledger for term in content_terms(f"{item.header}\n{item.text}")}
-    return original_words(gap.question, [t for t in gap.uncovered if t not in said and t not in FRAME_WORDS])
+    return original_words(gap.question, [t for t in gap.uncovered if t not in said])
 
 
 def _decline(catalog: Catalog) -> str:
