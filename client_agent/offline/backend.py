@@ -34,6 +34,7 @@ It is the default when no API key is set, and a real baseline rather than a fake
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from client_agent.offline import aliases, shapes, tiers
@@ -378,9 +379,10 @@ def _not_in_undescribed(searched: list[str], missing: list[str]) -> str:
 
 
 def _missing_words(gap: Coverage, ledger: Ledger) -> list[str]:
-    """The question's words for the terms no evidence item holds, as the question writes them (not its frame:
-    "per", "how long")."""
+    """The question's words for the terms no evidence item holds, as the question writes them (not the word its
+    "how" asks with: "how long", "how far")."""
     said = {term for item in ledger for term in content_terms(f"{item.header}\n{item.text}")}
+    said.update(t for word in re.findall(r"\bhow\s+(\w+)", gap.question, re.I) for t in content_terms(word))
     return original_words(gap.question, [t for t in gap.uncovered if t not in said])
 
 
