@@ -7,13 +7,13 @@ cross-encoder ms-marco-MiniLM-L-12-v2 (Apache-2.0), an int8 ONNX file that the P
 we read that folder's ``model.onnx`` and ``tokenizer.json`` by path with onnxruntime and
 tokenizers and never import the library's own code. It reads the question and the passage
 together and gives a logit: above about 0 the passage answers, far below it is about something
-else, whatever words the two share ("How rapidly must…" and "How fast must…" score alike).
+else, whatever words the two share ("How rapidly are refunds paid?" and "How fast …?" score alike).
 
 It was trained on English questions and web passages only. A Chinese question is scored by
 the similarity of the server's embedding model instead (:func:`~client_agent.offline.meaning.similarity`,
 whatever model :mod:`mcp_server.embedding` ships as its default), on its own threshold.
 
-The model is loaded on first use (about a second); scores are cached per (question, passage).
+The model is loaded on first use (a few seconds); scores are cached per (question, passage).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ CACHE_SIZE = 20_000
 
 ANSWERS = 5.7
 """Cross-encoder logit from which a sentence answers an English question. Fitted on the development splits
-(bench/agent/splits/*.dev.jsonl, 74 English questions scored): the highest threshold-free cut that keeps the
-unanswerable questions answered to 1 of 21 (the best sentence for "How many days of paid sick leave …?", about
+(bench/agent/splits/*.dev.jsonl, 74 English questions scored): the lowest cut that keeps the
+unanswerable questions answered to 1 of 22 (the best sentence for "How many days of paid sick leave …?", about
 holidays, scores 5.62; a late-return fee that does answer scores 5.84). The model's scores for sentences on the
 question's topic that do not answer it reach 7, so a lower cut answers far more unanswerable questions."""
 ANSWERS_CJK = 0.77
