@@ -3,8 +3,9 @@
     RAGMCP_DATA_DIR=... python bench/agent/fit_relevance.py run bench/agent/splits/bundled.dev.jsonl /tmp/fit/bundled
     python bench/agent/fit_relevance.py table /tmp/fit/*
 
-``run`` evaluates a split with every best sentence taken as answering (so the evidence and the chosen sentence are
-what they would be at any threshold) and records each question's lowest best score over its parts
+``run`` evaluates a split at the current thresholds and records each question's lowest best score over its parts
+(the evidence gathered depends a little on the threshold, since a part the model finds answered is not searched
+further, so the table is exact at the current cut and close to it elsewhere)
 (``<out>.json`` is the eval report, ``<out>.scores.json`` the scores). ``table`` prints, for each candidate
 threshold, how many unanswerable questions would be answered and how many answerable ones answered on point
 (answer matched, or an on-point answer sentence); questions answered by arithmetic, a tier or
@@ -22,13 +23,13 @@ UNANSWERABLE = {"unanswerable"}
 
 def run(split: str, out: str) -> None:
     from client_agent.cli import main
-    from client_agent.offline import extractive
+    from client_agent.offline import extractive, relevance
 
     best: dict[str, float] = {}
 
     def answers(question: str, score: float) -> bool:
         best[question] = max(score, best.get(question, -1e9))
-        return True
+        return relevance.answers(question, score)
 
     setattr(extractive, "answers", answers)  # record instead of deciding
     try:

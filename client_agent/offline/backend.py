@@ -14,7 +14,9 @@ It is the default when no API key is set, and a real baseline rather than a fake
   results are about something it names but leave words uncovered follows the names those
   results mention (:mod:`client_agent.offline.multihop`).
 - **Reflect.** Each sub-question is covered when one evidence item holds most of its content
-  terms and every code or model name it mentions (:func:`~client_agent.offline.extractive.coverage`).
+  terms and every code or model name it mentions (:func:`~client_agent.offline.extractive.coverage`),
+  or when the relevance model finds a sentence that answers it
+  (:func:`~client_agent.offline.extractive.answering_quote`).
   For what is not covered it first restates the sub-question in the documents' own name for
   what it describes, when a definition in the evidence allows ("help-desk software" →
   "Service Cloud", :mod:`client_agent.offline.aliases`), then proposes broader searches (all
@@ -99,7 +101,8 @@ class OfflineBackend:
 
     async def reflect(self, view: RunView, retry_feedback: str | None = None) -> Reply:
         assert self._plan is not None, "reflect() before decide()"
-        gaps = [(sub, c) for sub in self._plan if not (c := coverage(sub.text, view.ledger)).covered]
+        gaps = [(sub, c) for sub in self._plan if not (c := coverage(sub.text, view.ledger)).covered
+                and answering_quote(sub.text, view.ledger) is None]
         if self._probing and len(gaps) == len(self._plan):
             self._next = []  # nothing in the undescribed corpora is about it: general knowledge, searched once
             return Reply(json.dumps({"sufficient": False, "next_queries": [],
