@@ -114,6 +114,8 @@ class OfflineBackend:
             bridges = self._hops.next_queries(view.ledger)
             if self._hops.active:  # the hops are this question's wider search
                 requests = [self._request("hybrid_search", query, self._plan[0].corpus) for query in bridges]
+                if not requests and answered_together(self._question, self._chain_quotes(view)[0]):
+                    gaps = []
         if is_causal(self._question) and not requests:
             requests = self._trace_the_cause(view)
         if not requests and not gaps and len(self._plan) == 1:
@@ -297,12 +299,9 @@ class OfflineBackend:
         steps = shapes.procedure(question, ledger)
         return steps.cited() if steps is not None else []
 
-    def _chain_answer(self, view: RunView, lines: list[str]) -> Decision:
-        """The best sentences of each document of the chain, in chain order; a document with no sentence
-        is quoted by its opening sentence. Answered when the relevance model finds the chosen sentences,
-        read together, answer the question (:func:`~client_agent.offline.extractive.answered_together`),
-        or else one sentence of the evidence does (:func:`~client_agent.offline.extractive.answering_quote`);
-        otherwise insufficient, with what was not found first."""
+    def _chain_quotes(self, view: RunView) -> tuple[list[Quote], list[str]]:
+        """The best sentence of each document of the chain, in chain order, and the answer lines quoting them
+        (a document with no sentence is quoted by its opening sentence)."""
         assert self._hops is not None
         used: set[str] = set()
         chosen: list[Quote] = []
@@ -313,6 +312,14 @@ class OfflineBackend:
             used.update(q.sentence for q in quotes)
             opening = _opening(document, view.ledger) if not quotes else ""
             quoted.extend([q.cited() for q in quotes] or ([opening] if opening else []))
+        return chosen, quoted
+
+    def _chain_answer(self, view: RunView, lines: list[str]) -> Decision:
+        """The best sentences of each document of the chain (:meth:`_chain_quotes`). Answered when the relevance
+        model finds the chosen sentences, read together, answer the question (:func:`~client_agent.offline.extractive.answered_together`),
+        or else one sentence of the evidence does (:func:`~client_agent.offline.extractive.answering_quote`);
+        otherwise insufficient, with what was not found first."""
+        chosen, quoted = self._chain_quotes(view)
         if answered_together(self._question, chosen):
             return Decision(answer="\n".join([*lines, *quoted]), state="answered")
         if (answer := answering_quote(self._question, view.ledger)) is not None:

@@ -68,6 +68,7 @@ async def test_a_bridge_question_follows_the_name_its_first_document_mentions(en
     # question, yet the relevance model reads "Chief of Protocol" as the government position asked for
     assert {c["doc_id"] for c in result.citations} == {"kiss-and-tell", "shirley-temple"}
     assert "starring then 17-year-old Shirley Temple" in result.answer and "served as Chief of Protocol" in result.answer
+    assert result.state == "answered"
     assert result.verification["passed"] is True
 
 
