@@ -8,6 +8,7 @@ The loop (:mod:`client_agent.loop`) drives it like any back-end, through the con
 - :mod:`~client_agent.offline.planning` — reading the question: relevance, parts, routing;
 - :mod:`~client_agent.offline.calculation` — arithmetic written in symbols or words;
 - :mod:`~client_agent.offline.extractive` — coverage, and the sentences to quote;
+- :mod:`~client_agent.offline.relevance` — whether a sentence answers, by a shipped cross-encoder;
 - :mod:`~client_agent.offline.tiers`, :mod:`~client_agent.offline.shapes` — tiered facts,
   numbered steps and extreme table rows;
 - :mod:`~client_agent.offline.multihop` — comparisons and bridge entities;

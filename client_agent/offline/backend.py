@@ -14,7 +14,9 @@ It is the default when no API key is set, and a real baseline rather than a fake
   results are about something it names but leave words uncovered follows the names those
   results mention (:mod:`client_agent.offline.multihop`).
 - **Reflect.** Each sub-question is covered when one evidence item holds most of its content
-  terms and every code or model name it mentions (:func:`~client_agent.offline.extractive.coverage`).
+  terms and every code or model name it mentions (:func:`~client_agent.offline.extractive.coverage`),
+  or when the relevance model finds a sentence that answers it
+  (:func:`~client_agent.offline.extractive.answering_quote`).
   For what is not covered it first restates the sub-question in the documents' own name for
   what it describes, when a definition in the evidence allows ("help-desk software" →
   "Service Cloud", :mod:`client_agent.offline.aliases`), then proposes broader searches (all
@@ -34,6 +36,7 @@ It is the default when no API key is set, and a real baseline rather than a fake
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from client_agent.offline import aliases, shapes, tiers
@@ -44,8 +47,8 @@ from client_agent.conflicts import find_conflicts
 from client_agent.connection import Catalog
 from client_agent.evidence import Ledger
 from client_agent.offline.extractive import (
-    FRAME_WORDS, Coverage, Quote, address, answering_quote, best_quotes, chain_quotes, clean, coverage, leads, named_symptoms,
-    linked, plain_words, with_base,
+    Coverage, Quote, answered_together, answering_quote, best_quotes, chain_quotes, clean, coverage, leads,
+    named_symptoms, plain_words, with_base,
 )
 from client_agent.offline.multihop import Document, HopPlan
 from client_agent.offline.planning import (
@@ -98,7 +101,8 @@ class OfflineBackend:
 
     async def reflect(self, view: RunView, retry_feedback: str | None = None) -> Reply:
         assert self._plan is not None, "reflect() before decide()"
-        gaps = [(sub, c) for sub in self._plan if not (c := coverage(sub.text, view.ledger)).covered]
+        gaps = [(sub, c) for sub in self._plan if not (c := coverage(sub.text, view.ledger)).covered
+                and answering_quote(sub.text, view.ledger) is None]
         if self._probing and len(gaps) == len(self._plan):
             self._next = []  # nothing in the undescribed corpora is about it: general knowledge, searched once
             return Reply(json.dumps({"sufficient": False, "next_queries": [],
@@ -110,6 +114,8 @@ class OfflineBackend:
             bridges = self._hops.next_queries(view.ledger)
             if self._hops.active:  # the hops are this question's wider search
                 requests = [self._request("hybrid_search", query, self._plan[0].corpus) for query in bridges]
+                if not requests and answered_together(self._question, self._chain_quotes(view)[0]):
+                    gaps = []
         if is_causal(self._question) and not requests:
             requests = self._trace_the_cause(view)
         if not requests and not gaps and len(self._plan) == 1:
@@ -260,24 +266,25 @@ class OfflineBackend:
         unanswered = 0
         for sub in self._plan:
             gap = coverage(sub.text, view.ledger)
-            if not gap.covered:
+            answer = answering_quote(sub.text, view.ledger, exclude=used)
+            if not gap.covered and answer is None:
                 unanswered += 1
                 lines.append(_not_found(gap, view.catalog, view.ledger))
                 continue
-            shaped = self._shaped(sub.text, view.ledger)
+            shaped = self._shaped(sub.text, view.ledger) if gap.covered else []
             if shaped and shaped[-1] not in lines:
                 lines.extend(shaped)
                 continue
-            if is_causal(sub.text):
+            if gap.covered and is_causal(sub.text):
                 quotes = chain_quotes(f"{sub.text} {' '.join(self._symptoms)}", view.ledger)
-            elif (answer := answering_quote(sub.text, view.ledger, exclude=used)) is not None:
+            elif answer is not None:
                 quotes = with_base(sub.text, answer, view.ledger)
             elif answering_quote(sub.text, view.ledger) is not None:
                 continue  # a sentence already quoted for an earlier part answers this one too
             else:
                 unanswered += 1
                 quotes = best_quotes(sub.text, view.ledger, exclude=used)
-                lines.append(_not_said(sub.text, quotes))
+                lines.append(_not_said(quotes))
             used.update(q.sentence for q in quotes)
             lines.extend(q.cited() for q in quotes)
         state: AnswerState = "insufficient" if unanswered else "answered"
@@ -292,30 +299,32 @@ class OfflineBackend:
         steps = shapes.procedure(question, ledger)
         return steps.cited() if steps is not None else []
 
-    def _chain_answer(self, view: RunView, lines: list[str]) -> Decision:
-        """The best sentences of each document of the chain (as for any answer: a second one when the
-        first leaves most of the question uncovered), in chain order; a document with no sentence
-        sharing a term with the question is quoted by its opening sentence. Insufficient when no
-        chain document holds such a sentence, or when the chosen sentences linked to the question
-        (:func:`~client_agent.offline.extractive.linked`) together do not address it
-        (:func:`~client_agent.offline.extractive.address`) and no single sentence of the evidence
-        does (:func:`~client_agent.offline.extractive.answering_quote`): then what was not found comes first."""
+    def _chain_quotes(self, view: RunView) -> tuple[list[Quote], list[str]]:
+        """The best sentence of each document of the chain, in chain order, and the answer lines quoting them
+        (a document with no sentence is quoted by its opening sentence)."""
         assert self._hops is not None
         used: set[str] = set()
         chosen: list[Quote] = []
         quoted: list[str] = []
         for document in self._hops.chain(view.ledger):
-            quotes = best_quotes(self._question, _only(document, view.ledger), exclude=used)
+            quotes = best_quotes(self._question, _only(document, view.ledger), exclude=used, limit=1)
             chosen.extend(quotes)
             used.update(q.sentence for q in quotes)
             opening = _opening(document, view.ledger) if not quotes else ""
             quoted.extend([q.cited() for q in quotes] or ([opening] if opening else []))
-        together = linked(self._question, chosen)
-        if together and address(self._question, *together, ledger=view.ledger).answers:
+        return chosen, quoted
+
+    def _chain_answer(self, view: RunView, lines: list[str]) -> Decision:
+        """The best sentences of each document of the chain (:meth:`_chain_quotes`). Answered when the relevance
+        model finds the chosen sentences, read together, answer the question (:func:`~client_agent.offline.extractive.answered_together`),
+        or else one sentence of the evidence does (:func:`~client_agent.offline.extractive.answering_quote`);
+        otherwise insufficient, with what was not found first."""
+        chosen, quoted = self._chain_quotes(view)
+        if answered_together(self._question, chosen):
             return Decision(answer="\n".join([*lines, *quoted]), state="answered")
         if (answer := answering_quote(self._question, view.ledger)) is not None:
             return Decision(answer="\n".join([*lines, answer.cited()]), state="answered")
-        return Decision(answer="\n".join([*lines, _not_said(self._question, chosen), *quoted]), state="insufficient")
+        return Decision(answer="\n".join([*lines, _not_said(chosen), *quoted]), state="insufficient")
 
 
 def _only(document: Document, ledger: Ledger) -> Ledger:
@@ -337,15 +346,12 @@ def _opening(document: Document, ledger: Ledger) -> str:
     return f"{clean(first)} [{item.citation_id}]" if item is not None and first else ""
 
 
-def _not_said(question: str, closest: list[Quote]) -> str:
-    """What could not be found when the sentences nearest to ``question`` do not answer it (no digits:
-    a statement about the evidence, which needs no citation), and that they follow."""
+def _not_said(closest: list[Quote]) -> str:
+    """What could not be found when the sentences nearest to the question do not answer it (a statement about
+    the evidence, which needs no citation), and that they follow."""
     if not closest:
         return "I could not find this in the sources."
-    missing = address(question, *closest).missing
-    words = [w for w in original_words(question, missing) if not any(c.isdigit() for c in w)]
-    lacking = f"does not mention {' or '.join(words)}" if words else "does not answer it"
-    return f"I could not find this in the sources: the closest passage {lacking}. The closest passages say:"
+    return "I could not find this in the sources: the closest passages do not answer it. They say:"
 
 
 def _not_found(gap: Coverage, catalog: Catalog, ledger: Ledger) -> str:
@@ -383,10 +389,11 @@ def _not_in_undescribed(searched: list[str], missing: list[str]) -> str:
 
 
 def _missing_words(gap: Coverage, ledger: Ledger) -> list[str]:
-    """The question's words for the terms no evidence item holds, as the question writes them (not its frame:
-    "per", "how long")."""
+    """The question's words for the terms no evidence item holds, as the question writes them (not the word its
+    "how" asks with: "how long", "how far")."""
     said = {term for item in ledger for term in content_terms(f"{item.header}\n{item.text}")}
-    return original_words(gap.question, [t for t in gap.uncovered if t not in said and t not in FRAME_WORDS])
+    said.update(t for word in re.findall(r"\bhow\s+(\w+)", gap.question, re.I) for t in content_terms(word))
+    return original_words(gap.question, [t for t in gap.uncovered if t not in said])
 
 
 def _decline(catalog: Catalog) -> str:
