@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache, cached_property
-from typing import Any, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -20,10 +21,13 @@ from mcp_server.errors import EmbeddingModelError, EmbeddingModelMismatchError
 
 @dataclass
 class Embedder:
-    """An embedding model with the identity recorded in the index."""
+    """An embedding model with the identity recorded in the index, and, when it is known, how many tokens
+    it reads (``max_tokens``) and how it counts them (``count_tokens``: each text's count, uncut)."""
 
     name: str
     function: EmbeddingFunction[Documents]
+    count_tokens: Callable[[Sequence[str]], list[int]] | None = None
+    max_tokens: int | None = None
 
     @cached_property
     def dimension(self) -> int:
@@ -51,11 +55,11 @@ def load_embedder(spec: str, config_json: str | None = None, server: EmbeddingSe
     Raises EmbeddingModelError when the spec is malformed or the model cannot be loaded.
     """
     if spec == DEFAULT_MODEL:
-        return Embedder(name="all-MiniLM-L6-v2-int8", function=OnnxSentenceEmbedding())
+        return _onnx_embedder("all-MiniLM-L6-v2-int8", OnnxSentenceEmbedding())
     kind, _, value = spec.partition(":")
     if kind == "onnx" and value:
         function = OnnxSentenceEmbedding(model=value)
-        return Embedder(name=f"onnx:{function.model_sha256[:16]}", function=function)
+        return _onnx_embedder(f"onnx:{function.model_sha256[:16]}", function)
     if kind == "openai" and value:
         served = ServerEmbedding(value, server)
         return Embedder(name=served.identity, function=served)
@@ -65,6 +69,10 @@ def load_embedder(spec: str, config_json: str | None = None, server: EmbeddingSe
         f"unknown embedding model spec {spec!r}; use '{DEFAULT_MODEL}', 'onnx:<model directory>', "
         "'openai:<model served at RAGMCP_EMBEDDING_URL>' or 'chroma:<embedding function name>'"
     )
+
+
+def _onnx_embedder(name: str, function: OnnxSentenceEmbedding) -> Embedder:
+    return Embedder(name=name, function=function, count_tokens=function.count_tokens, max_tokens=function.max_tokens)
 
 
 def _chroma_function(name: str, config_json: str | None) -> EmbeddingFunction[Documents]:

@@ -13,6 +13,7 @@ without an explicit function rebuilds it from the stored config.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
@@ -72,11 +73,15 @@ def _load_session(model_path: Path, expected_sha256: str | None) -> Any:
 
 
 @cache
-def _load_tokenizer(tokenizer_path: Path, max_tokens: int) -> Any:
+def _load_tokenizer(tokenizer_path: Path, max_tokens: int | None) -> Any:
+    """The model's tokenizer, cutting at ``max_tokens`` (``None``: never cutting, for counting)."""
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(tokenizer_path))
-    tokenizer.enable_truncation(max_length=max_tokens)
+    if max_tokens is None:
+        tokenizer.no_truncation()  # the file may carry a truncation of its own
+    else:
+        tokenizer.enable_truncation(max_length=max_tokens)
     tokenizer.no_padding()
     return tokenizer
 
@@ -132,6 +137,10 @@ class OnnxSentenceEmbedding(EmbeddingFunction[Documents]):
     @property
     def _tokenizer(self) -> Any:
         return _load_tokenizer(self._tokenizer_path, self.max_tokens)
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """How many tokens the model would read of each text were it not cut at ``max_tokens`` (special tokens included)."""
+        return [len(e.ids) for e in _load_tokenizer(self._tokenizer_path, None).encode_batch(list(texts))]
 
     @cached_property
     def _input_names(self) -> set[str]:
