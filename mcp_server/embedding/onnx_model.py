@@ -101,8 +101,18 @@ def _token_budget_batches(order: list[int], lengths: list[int]) -> list[list[int
     return batches
 
 
+class CosineEmbeddingFunction(EmbeddingFunction[Documents]):
+    """A ChromaDB embedding function of unit vectors, compared by cosine."""
+
+    def default_space(self) -> str:  # type: ignore[override]
+        return "cosine"
+
+    def supported_spaces(self) -> list[str]:  # type: ignore[override]
+        return ["cosine"]
+
+
 @register_embedding_function
-class OnnxSentenceEmbedding(EmbeddingFunction[Documents]):
+class OnnxSentenceEmbedding(CosineEmbeddingFunction):
     """Mean-pooled, L2-normalised sentence embeddings from an ONNX encoder.
 
     ``model`` is ``"minilm-int8"`` (the bundled default, checksum-verified) or a
@@ -177,12 +187,6 @@ class OnnxSentenceEmbedding(EmbeddingFunction[Documents]):
     @staticmethod
     def name() -> str:
         return "agentic_rag_onnx"
-
-    def default_space(self) -> str:  # type: ignore[override]
-        return "cosine"
-
-    def supported_spaces(self) -> list[str]:  # type: ignore[override]
-        return ["cosine"]
 
     def get_config(self) -> dict[str, Any]:
         return {"model": self.model, "max_tokens": self.max_tokens}

@@ -307,7 +307,7 @@ class Retriever:
     def _vector_ranking(
         self, query: str, k: int, corpora: list[str] | None, doc_keys: set[str] | None
     ) -> list[tuple[str, float]]:
-        embedding = self._embedder.embed([query])[0]
+        embedding = self._embedder.embed_query(query)
         self.manifest.check_model(self._embedder.name, len(embedding))
         return self._vectors.query(embedding, k, corpora=corpora, doc_keys=doc_keys)
 
