@@ -1,5 +1,6 @@
 """Helpers the tests share: writing corpus documents, settings for a temporary index, and the
-demo database's sources read with the csv module (independently of the code that builds it)."""
+demo database's sources read with the csv module (independently of the code that builds it), and the
+default embedding model's token count of a document's chunks."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mcp_server.documents.window import embedding_text
+from mcp_server.embedding.loading import load_embedder
+from mcp_server.embedding.spec import DEFAULT_MODEL
+from mcp_server.models import DocumentView
 from mcp_server.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -87,3 +92,10 @@ def is_running(pid: int) -> bool:
 def niceness(pid: int) -> int:
     """The ``nice`` value of process ``pid``."""
     return int(process_stat(pid)[16])
+
+
+def embedded_lengths(view: DocumentView) -> list[int]:
+    """The default model's token count of each chunk's embedded text (title and chunk, special tokens included)."""
+    embedder = load_embedder(DEFAULT_MODEL)
+    assert embedder.count_tokens is not None
+    return embedder.count_tokens([embedding_text(view.title, view.text[c.char_start : c.char_end]) for c in view.chunks])

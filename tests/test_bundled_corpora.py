@@ -19,12 +19,15 @@ from click.testing import CliRunner
 
 from mcp_server.cli import main
 from mcp_server.documents.corpus import discover_documents, load_corpus_config
+from mcp_server.embedding.loading import load_embedder
+from mcp_server.embedding.spec import DEFAULT_MODEL
 from mcp_server.indexing.ingest import ingest
 from mcp_server.models import DocumentView
 from mcp_server.retrieval.retriever import Retriever
 from mcp_server.settings import Settings, bundled_corpus_dirs
 from scripts.build_report_pdf import OUTPUT as REPORT_PDF
 from scripts.build_report_pdf import build as build_report_pdf
+from tests.helpers import embedded_lengths
 
 CORPORA = {"engineering", "handbook", "products", "reports", "support"}
 ALERT = "engineering:incidents/2025-06-12-lb-no-healthy-backend-alert"
@@ -295,6 +298,14 @@ def test_cli_search_per_corpus_puts_the_right_document_first(
     result = CliRunner().invoke(main, ["search", "--corpus", corpus, question, "-k", "3"])
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith(f"[{corpus}:{doc_id}#")
+
+
+def test_no_chunk_is_longer_than_the_embedding_model_reads(documents: dict[str, DocumentView]) -> None:
+    """Counted by the model's own tokenizer, title included as it is embedded: no chunk's tail is cut off."""
+    lengths = {ref: max(embedded_lengths(view)) for ref, view in documents.items()}
+    window = load_embedder(DEFAULT_MODEL).max_tokens
+    assert window is not None
+    assert {ref: n for ref, n in lengths.items() if n > window} == {}
 
 
 def test_every_loader_is_exercised(documents: dict[str, DocumentView]) -> None:

@@ -33,6 +33,7 @@ from common import (
     write_beir_corpus_folder,
 )
 
+from mcp_server.embedding.spec import DEFAULT_MODEL
 from mcp_server.indexing.ingest import ingest
 from mcp_server.retrieval.retriever import Retriever
 from mcp_server.retrieval.search import SearchMode
@@ -72,17 +73,24 @@ class PreparedIndex:
 
 
 def prepare_index(
-    name: str, data: BeirSet, description: str, *, language: str | None = None, seed_cache: Path | None = None
+    name: str,
+    data: BeirSet,
+    description: str,
+    *,
+    language: str | None = None,
+    seed_cache: Path | None = None,
+    model: str = DEFAULT_MODEL,
 ) -> PreparedIndex:
-    """Index ``data``'s corpus in ``bench/.cache/retrieval/<name>`` (or bring it up to date).
+    """Index ``data``'s corpus in ``bench/.cache/retrieval/<name>`` (``<name>-<model>`` for another
+    embedding model than the default) or bring it up to date.
 
     ``seed_cache``: an embedding cache to copy in before the first build (the same
     texts embedded by the same model elsewhere, e.g. by the ingestion benchmark).
     """
-    root = CACHE / "retrieval" / name
+    root = CACHE / "retrieval" / (name if model == DEFAULT_MODEL else f"{name}-{model}")
     corpus_dir, data_dir = root / "corpus", root / "data"
     documents = write_beir_corpus_folder(data.corpus, corpus_dir, name, description, language)
-    settings = Settings(data_dir=data_dir, corpora=[corpus_dir], max_top_k=1000)
+    settings = Settings(data_dir=data_dir, corpora=[corpus_dir], max_top_k=1000, embedding_model=model)
     if seed_cache is not None:
         seed_embedding_cache(settings.embedding_cache_path, seed_cache)
     log(f"{name}: indexing {documents} documents in {data_dir} (incremental)")

@@ -62,8 +62,7 @@ def extract(file: FileInput, options: ChunkingOptions, read_page: PageReader | N
         chunks = split_records(document.text, options, document.headings)
     else:
         chunks = split_into_chunks(document.text, options, document.headings, [mark.start for mark in document.pages])
-    if len(chunks) > max_chunks:
-        raise _too_many(file, str(len(chunks)))
+    check_chunk_cap(file, len(chunks))
     locator = Locator(document.text, document.pages, document.lines)
     located = [LocatedChunk(c.index, c.char_start, c.char_end, c.section, locator.locate(c.char_start, c.char_end))
                for c in chunks]  # fmt: skip
@@ -74,6 +73,12 @@ def _fewest_tokens(text: str) -> int:
     """A lower bound of ``estimate_tokens(text)`` without reading the text in Python: every character
     but spaces, tabs and newlines counts at least a sixth of a token."""
     return (len(text) - text.count(" ") - text.count("\n") - text.count("\t")) // 6
+
+
+def check_chunk_cap(file: FileInput, chunks: int) -> None:
+    """:raises IngestError: ``chunks`` is over the file's per-document cap."""
+    if chunks > file.limits.max_chunks:
+        raise _too_many(file, str(chunks))
 
 
 def _too_many(file: FileInput, count: str) -> IngestError:

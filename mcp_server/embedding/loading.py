@@ -6,24 +6,29 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import cache, cached_property
-from typing import Any, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from chromadb.api.types import Documents, EmbeddingFunction
+from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import known_embedding_functions
 
+from mcp_server.embedding.e5_model import E5SentenceEmbedding
 from mcp_server.embedding.onnx_model import OnnxSentenceEmbedding
 from mcp_server.embedding.openai_server import ServerEmbedding
-from mcp_server.embedding.spec import DEFAULT_MODEL, EmbeddingServer
+from mcp_server.embedding.spec import DEFAULT_MODEL, MULTILINGUAL_MODEL, EmbeddingServer
 from mcp_server.errors import EmbeddingModelError, EmbeddingModelMismatchError
 
 @dataclass
 class Embedder:
-    """An embedding model with the identity recorded in the index."""
+    """An embedding model with the identity recorded in the index, and, when it is known, how many tokens
+    it reads (``max_tokens``) and how it counts them (``count_tokens``: each text's count, uncut)."""
 
     name: str
     function: EmbeddingFunction[Documents]
+    count_tokens: Callable[[Sequence[str]], list[int]] | None = None
+    max_tokens: int | None = None
 
     @cached_property
     def dimension(self) -> int:
@@ -31,8 +36,16 @@ class Embedder:
         return len(self.function(["dimension probe"])[0])
 
     def embed(self, texts: Sequence[str]) -> list[npt.NDArray[np.float32]]:
-        """Embed texts as float32 vectors, in input order, each of :attr:`dimension` values."""
-        vectors = [np.asarray(v, dtype=np.float32) for v in self.function(list(texts))]
+        """Embed texts (documents' chunks, or texts compared with each other) as float32 vectors, in input
+        order, each of :attr:`dimension` values."""
+        return self._checked(self.function(list(texts)))
+
+    def embed_query(self, query: str) -> npt.NDArray[np.float32]:
+        """Embed a search query, as the model embeds queries (E5 differently from documents; most alike)."""
+        return self._checked(self.function.embed_query([query]))[0]
+
+    def _checked(self, embeddings: Embeddings) -> list[npt.NDArray[np.float32]]:
+        vectors = [np.asarray(v, dtype=np.float32) for v in embeddings]
         wrong = sorted({len(v) for v in vectors} - {self.dimension})
         if wrong:
             raise EmbeddingModelMismatchError(
@@ -51,20 +64,27 @@ def load_embedder(spec: str, config_json: str | None = None, server: EmbeddingSe
     Raises EmbeddingModelError when the spec is malformed or the model cannot be loaded.
     """
     if spec == DEFAULT_MODEL:
-        return Embedder(name="all-MiniLM-L6-v2-int8", function=OnnxSentenceEmbedding())
+        return _local_embedder("all-MiniLM-L6-v2-int8", OnnxSentenceEmbedding())
+    if spec == MULTILINGUAL_MODEL:
+        return _local_embedder("multilingual-e5-small-q4", E5SentenceEmbedding())
     kind, _, value = spec.partition(":")
     if kind == "onnx" and value:
         function = OnnxSentenceEmbedding(model=value)
-        return Embedder(name=f"onnx:{function.model_sha256[:16]}", function=function)
+        return _local_embedder(f"onnx:{function.model_sha256[:16]}", function)
     if kind == "openai" and value:
         served = ServerEmbedding(value, server)
         return Embedder(name=served.identity, function=served)
     if kind == "chroma" and value:
         return Embedder(name=f"chroma:{value}", function=_chroma_function(value, config_json))
     raise EmbeddingModelError(
-        f"unknown embedding model spec {spec!r}; use '{DEFAULT_MODEL}', 'onnx:<model directory>', "
+        f"unknown embedding model spec {spec!r}; use '{DEFAULT_MODEL}', '{MULTILINGUAL_MODEL}', 'onnx:<model directory>', "
         "'openai:<model served at RAGMCP_EMBEDDING_URL>' or 'chroma:<embedding function name>'"
     )
+
+
+def _local_embedder(name: str, function: OnnxSentenceEmbedding | E5SentenceEmbedding) -> Embedder:
+    """A model run in this process: it says how many tokens it reads and counts them."""
+    return Embedder(name=name, function=function, count_tokens=function.count_tokens, max_tokens=function.max_tokens)
 
 
 def _chroma_function(name: str, config_json: str | None) -> EmbeddingFunction[Documents]:

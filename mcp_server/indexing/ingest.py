@@ -45,9 +45,11 @@ from mcp_server.documents.corpus import (
     load_corpus_config,
     scan_corpus,
 )
+from mcp_server.documents.extract import check_chunk_cap
 from mcp_server.documents.limits import FileInput, ReadingLimits
 from mcp_server.documents.reader_process import DocumentReader
 from mcp_server.documents.safe_open import read_inside
+from mcp_server.documents.window import TokenWindow, embedding_text, fit_to_window
 from mcp_server.embedding.loading import Embedder, load_embedder
 from mcp_server.errors import IngestError
 from mcp_server.indexing.build_status import INDEXING_PHASE, BuildRecord, BuildStatus, read_build_status
@@ -622,13 +624,14 @@ def _build(
 
         documents = sum(len(p.to_load) for p in plans)
         keyword_writer = open_keyword_writer(staging / "whoosh", documents)
+        window = model_window(embedder)
         progress.start(INDEXING_PHASE, documents)
         batch: list[_PreparedChunk] = []
         loaded = 0  # documents read since the last batch was written
         for plan in plans:
             for source in plan.to_load:
                 progress.detail(f"reading {source.path.name}")
-                batch.extend(_load_into_docstore(docstore, plan, source, reader, settings))
+                batch.extend(_load_into_docstore(docstore, plan, source, reader, window, settings))
                 loaded += 1
                 if len(batch) >= BATCH_CHUNKS:
                     report.add(_write_batch(batch, cache, embedder, vectors, keyword_writer, settings, progress))
@@ -651,6 +654,13 @@ def _build(
         cache.close()
         vectors.close()
     return report
+
+
+def model_window(embedder: Embedder) -> TokenWindow | None:
+    """How many tokens ``embedder`` reads and how it counts them, when it says (ONNX models do; servers do not)."""
+    if embedder.count_tokens is None or embedder.max_tokens is None:
+        return None
+    return TokenWindow(embedder.count_tokens, embedder.max_tokens)
 
 
 def _write_batch(
@@ -680,7 +690,12 @@ def _write_batch(
 
 
 def _load_into_docstore(
-    docstore: DocumentStore, plan: _Plan, source: SourceFile, reader: DocumentReader, settings: Settings
+    docstore: DocumentStore,
+    plan: _Plan,
+    source: SourceFile,
+    reader: DocumentReader,
+    window: TokenWindow | None,
+    settings: Settings,
 ) -> list[_PreparedChunk]:
     """Read, load and chunk one document, store it, and return its chunks ready to embed and index.
 
@@ -688,6 +703,7 @@ def _load_into_docstore(
     what is stored - text and fingerprint - comes from those bytes, whatever the file is by now.
     A file that cannot be read, decoded or parsed, or is not worth indexing, is recorded as
     refused (replacing what it was before) and reported in the plan; it yields no chunks.
+    Chunks longer than the model's ``window`` are cut again to fit it (:mod:`mcp_server.documents.window`).
     """
     config = plan.config
     limits = reading_limits(settings)
@@ -695,7 +711,11 @@ def _load_into_docstore(
     try:
         data = read_inside(source.path, config.root.resolve(), limits.max_file_bytes)
         fingerprint = file_fingerprint(data, config)
-        extracted = reader.read(FileInput(data, source.path, limits, source.mtime_ns), config.chunking)
+        file = FileInput(data, source.path, limits, source.mtime_ns)
+        extracted = reader.read(file, config.chunking)
+        if window is not None:
+            extracted = fit_to_window(extracted, config.chunking, window)
+            check_chunk_cap(file, len(extracted.chunks))
     except IngestError as error:
         reason = _reason(error, source)
         if fingerprint:
@@ -730,7 +750,7 @@ def _load_into_docstore(
         prepared.append(
             _PreparedChunk(
                 corpus=config.name, doc_id=source.doc_id, name=source.path.name, chunk=c.index, text=text,
-                embed_text=f"{loaded.title}\n{text}",
+                embed_text=embedding_text(loaded.title, text),
                 keyword_text=f"{loaded.title}\n{c.section}\n{text}",
             )
         )

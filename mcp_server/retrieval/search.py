@@ -137,7 +137,7 @@ class Searcher:
     def _vector_ranking(
         self, query: str, k: int, corpora: list[str] | None, doc_keys: set[str] | None
     ) -> list[tuple[str, float]]:
-        embedding = self._opened.embedder.embed([query])[0]
+        embedding = self._opened.embedder.embed_query(query)
         self._opened.manifest.check_model(self._opened.embedder.name, len(embedding))
         return self._opened.vectors.query(embedding, k, corpora=corpora, doc_keys=doc_keys)
 

@@ -1,0 +1,52 @@
+"""Every chunk's embedded text fits the embedding model's window, counted by the model's own tokenizer.
+
+Chunks are sized by an estimate; technical prose has more word pieces per word than the estimate
+assumes, so without a count some chunks ran past the 256 tokens all-MiniLM-L6-v2 reads and their
+tails never reached vector search.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcp_server.embedding.loading import load_embedder
+from mcp_server.embedding.spec import DEFAULT_MODEL
+from mcp_server.indexing.ingest import ingest
+from mcp_server.retrieval.retriever import Retriever
+from tests.helpers import embedded_lengths, make_settings, write_doc
+
+SENTENCES = [
+    "Immunohistochemistry of deoxyribonucleotide kinases in Pseudomonas aeruginosa biofilms showed heterogeneous staining.",
+    "Phosphatidylinositol 3-kinase inhibitors attenuated glucocorticoid-induced osteoclastogenesis in ovariectomized rats.",
+    "Metalloproteinase-9 polymorphisms (rs3918242) correlated with thrombocytopenia after cardiopulmonary bypass.",
+    "Hydroxychloroquine pharmacokinetics differed between hypoalbuminemic and normoalbuminemic cohorts (p=0.013).",
+    "Electroencephalographic desynchronization preceded myoclonic exacerbations in Lennox-Gastaut syndrome.",
+]
+
+
+def long_document() -> str:
+    """Three sections of long paragraphs of dense biomedical prose (many word pieces per word)."""
+    sections = []
+    for number in range(3):
+        paragraphs = [" ".join(SENTENCES[(number + k) % len(SENTENCES)] for k in range(12)) for _ in range(2)]
+        sections.append(f"## Findings {number + 1}\n\n" + "\n\n".join(paragraphs))
+    return "# Assay report\n\n" + "\n\n".join(sections)
+
+
+def test_no_chunk_of_a_long_dense_document_exceeds_the_window_and_all_text_is_in_a_chunk(tmp_path: Path) -> None:
+    folder = tmp_path / "lab"
+    text = long_document()
+    write_doc(folder, "assay.md", "Assay report", text)
+    settings = make_settings(tmp_path / "data", folder)
+    ingest(settings)
+    retriever = Retriever.open(settings)
+    try:
+        view = retriever.get_document("lab:assay")
+    finally:
+        retriever.close()
+    lengths = embedded_lengths(view)
+    window = load_embedder(DEFAULT_MODEL).max_tokens
+    assert window is not None and max(lengths) <= window, f"chunks of {sorted(lengths)[-3:]} tokens, window {window}"
+    covered = set().union(*(range(c.char_start, c.char_end) for c in view.chunks))
+    assert all(i in covered for i, char in enumerate(view.text) if not char.isspace())
+    assert {c.section for c in view.chunks} >= {f"Assay report > Findings {n}" for n in (1, 2, 3)}
