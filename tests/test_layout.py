@@ -165,3 +165,10 @@ def test_the_offline_package_does_not_import_the_loop_or_a_model_back_end() -> N
     assert {m: d for m, d in reaching_out.items() if d} == {}
     assert (REPO / "client_agent" / "offline" / "backend.py").is_file()
     assert not (REPO / "client_agent" / "backends" / "offline.py").exists()
+
+
+def test_the_analyzer_imports_nothing_else_of_the_project() -> None:
+    """The index, the check and the agent all read text with it, so it stands on nothing of theirs."""
+    reaching_out = {m: sorted(d for d in deps if not d.startswith("mcp_server.analyzer"))
+                    for m, deps in graph().items() if m.startswith("mcp_server.analyzer")}
+    assert {m: d for m, d in reaching_out.items() if d} == {}
