@@ -185,3 +185,10 @@ def test_only_the_sdk_boundary_modules_import_the_mcp_sdk() -> None:
     importing = {str(p.relative_to(REPO)) for package in PACKAGES for p in (REPO / package).rglob("*.py") if imports_the_sdk(p)}
     assert importing - SDK_BOUNDARY == set()
     assert importing == SDK_BOUNDARY  # each boundary module still is one
+
+
+def test_the_analyzer_imports_nothing_else_of_the_project() -> None:
+    """The index, the check and the agent all read text with it, so it stands on nothing of theirs."""
+    reaching_out = {m: sorted(d for d in deps if not d.startswith("mcp_server.analyzer"))
+                    for m, deps in graph().items() if m.startswith("mcp_server.analyzer")}
+    assert {m: d for m, d in reaching_out.items() if d} == {}
