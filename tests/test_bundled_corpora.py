@@ -205,8 +205,10 @@ def test_each_fact_is_found_in_its_home_corpus_and_stated_in_no_other(
     bundled: Retriever, documents: dict[str, DocumentView], corpus: str, query: str, snippets: list[str]
 ) -> None:
     hits = bundled.searcher.search(query, top_k=5)
-    found = [h for h in hits if h.citation.corpus == corpus and all(s in flat(h.text) for s in snippets)]
-    assert found, f"no hit in {corpus} holds {snippets}; got {[h.citation.id for h in hits]}"
+    # A fact may span two adjacent chunks where a chunk too long for the embedding model was cut
+    # (the WonderBot Pro data protection list): the home corpus's hits hold every snippet between them.
+    home = " ".join(flat(h.text) for h in hits if h.citation.corpus == corpus)
+    assert all(s in home for s in snippets), f"the hits in {corpus} do not hold {snippets}; got {[h.citation.id for h in hits]}"
     for snippet in snippets:
         elsewhere = {ref for ref in holders(documents, snippet) if not ref.startswith(f"{corpus}:")}
         assert not elsewhere, f"{snippet!r} is stated outside {corpus}: {elsewhere}"

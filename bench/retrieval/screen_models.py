@@ -59,13 +59,13 @@ def timed_runs(prepared_settings: object, queries: dict[str, str], top_k: int) -
     """Document runs per mode, and each mode's search latency p50/p95 in milliseconds."""
     retriever = Retriever.open(prepared_settings)  # type: ignore[arg-type]
     try:
-        retriever.search("warm up", mode="hybrid", top_k=top_k)
+        retriever.searcher.search("warm up", mode="hybrid", top_k=top_k)
         runs, latency = {}, {}
         for mode in MODES:
             seconds, run = [], {}
             for qid, text in queries.items():
                 started = time.perf_counter()
-                hits = retriever.search(text, mode=mode, top_k=top_k)
+                hits = retriever.searcher.search(text, mode=mode, top_k=top_k)
                 seconds.append(time.perf_counter() - started)
                 run[qid] = doc_run(hit.citation.doc_id for hit in hits)
             runs[mode] = run

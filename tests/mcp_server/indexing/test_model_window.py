@@ -41,7 +41,7 @@ def test_no_chunk_of_a_long_dense_document_exceeds_the_window_and_all_text_is_in
     ingest(settings)
     retriever = Retriever.open(settings)
     try:
-        view = retriever.get_document("lab:assay")
+        view = retriever.documents.get_document("lab:assay")
     finally:
         retriever.close()
     lengths = embedded_lengths(view)
