@@ -83,7 +83,7 @@ def database_status(settings: Settings) -> dict[str, Any]:
         return {"path": None, "built": False}
     if not path.is_file():
         return {"path": str(path), "built": False}
-    tables = ReadOnlyDatabase(path, timeout_s=settings.sql_timeout_s).schema()
+    tables = ReadOnlyDatabase(path, timeout_s=settings.sql.timeout_s).schema()
     return {"path": str(path), "built": True, "tables": [{"name": t.name, "rows": t.row_count} for t in tables]}
 
 
@@ -500,7 +500,7 @@ def serve(
         with stderr_progress(stderr) as progress:
             print_ingest_report(ingest(settings, progress=progress, on_wait=say_waiting))
     if transport == "http":
-        if workers > 1 and not settings.stateless_http:
+        if workers > 1 and not settings.http.stateless_http:
             raise click.ClickException("--workers above 1 needs --stateless: sessions live in one worker's memory")
         _check_auth(settings, no_auth)
     watching = start_watching(settings, logging.getLogger("mcp_server.watch").info) if watch_folders else None
@@ -525,26 +525,26 @@ def _check_auth(settings: Settings, no_auth: bool) -> None:
     """Refuse an HTTP server that anyone off this machine could use without a token, unless --no-auth."""
     from mcp_server.team.http_app import is_loopback
 
-    if settings.tokens_file is not None:
+    if settings.http.tokens_file is not None:
         if no_auth:
             raise click.ClickException("--no-auth contradicts the tokens file; drop one of them")
-        clients = read_tokens(settings.tokens_file).clients
+        clients = read_tokens(settings.http.tokens_file).clients
         stderr.print(
-            f"authentication: bearer tokens of {len(clients)} clients in {settings.tokens_file}",
+            f"authentication: bearer tokens of {len(clients)} clients in {settings.http.tokens_file}",
             soft_wrap=True, highlight=False,
         )
         return
-    if is_loopback(settings.http_host):
+    if is_loopback(settings.http.host):
         return
     if not no_auth:
         raise click.ClickException(
-            f"refusing to serve on {settings.http_host} without authentication: anyone who can reach it could read "
+            f"refusing to serve on {settings.http.host} without authentication: anyone who can reach it could read "
             "every corpus and query the database. Create tokens (ragmcp token --file PATH add NAME --corpora ...) "
             "and pass --tokens-file PATH, or bind to 127.0.0.1, or pass --no-auth if an authenticating proxy "
             "sits in front."
         )
     stderr.print(
-        f"[bold red]WARNING: serving on {settings.http_host}:{settings.http_port} with NO authentication.[/]\n"
+        f"[bold red]WARNING: serving on {settings.http.host}:{settings.http.port} with NO authentication.[/]\n"
         "[red]Anyone who can reach this address can read every corpus and query the database. "
         "Make sure an authenticating reverse proxy sits in front. Clients must send a Host "
         "header you allow with --allowed-host.[/]",

@@ -17,7 +17,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def load_settings(**overrides: Any) -> Settings:
     try:
-        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+        return Settings.from_names(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as e:  # listed without the input, which would quote every setting (API keys too)
         problems = "; ".join(
             f"{'.'.join(map(str, error['loc'])) or 'settings'}: {error['msg']}" for error in e.errors(include_input=False)
@@ -27,7 +27,7 @@ def load_settings(**overrides: Any) -> Settings:
 
 def with_overrides(settings: Settings, **overrides: Any) -> Settings:
     """``settings`` with the non-None ``overrides`` applied, validated again."""
-    return load_settings(**{**settings.model_dump(include=settings.model_fields_set), **overrides})
+    return load_settings(**{**settings.explicit(), **overrides})
 
 
 def handle_errors(func: F) -> F:

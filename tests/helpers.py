@@ -14,7 +14,7 @@ from typing import Any
 
 from mcp_server.documents.window import embedding_text
 from mcp_server.embedding.loading import load_embedder
-from mcp_server.embedding.spec import DEFAULT_MODEL
+from mcp_server.settings.embedding import DEFAULT_MODEL
 from mcp_server.models import DocumentView
 from mcp_server.settings import Settings
 

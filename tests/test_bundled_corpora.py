@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from mcp_server.cli import main
 from mcp_server.documents.corpus import discover_documents, load_corpus_config
 from mcp_server.embedding.loading import load_embedder
-from mcp_server.embedding.spec import DEFAULT_MODEL
+from mcp_server.settings.embedding import DEFAULT_MODEL
 from mcp_server.indexing.ingest import ingest
 from mcp_server.models import DocumentView
 from mcp_server.retrieval.retriever import Retriever

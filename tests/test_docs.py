@@ -42,8 +42,9 @@ def command_lines(name: str, command: click.Command) -> Iterator[str]:
 
 
 def settings_in_code() -> set[str]:
-    """The settings the server reads: Settings' fields, and the names the packages spell out whole."""
-    fields = {f"RAGMCP_{name.upper()}" for name in Settings.model_fields}
+    """The settings the server reads: the variables Settings and its groups read, and the names the packages
+    spell out whole."""
+    fields = set(Settings.env_names())
     spelled = {
         match
         for package in ("mcp_server", "client_agent")

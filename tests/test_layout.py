@@ -2,8 +2,9 @@
 
 The layers of ``mcp_server`` from the top: the command line, the team server, the MCP surface,
 retrieval and SQL, indexing, the stores, documents and embedding, the citation check
-(grounding), the text analyzer, and the ground floor (settings, grants, models, citation ids,
-errors, logs, progress, display text). ``client_agent`` sits above the server's core: it may use
+(grounding), the text analyzer, the command groups' shared helpers, and the ground floor (settings,
+grants, models, citation ids, errors, logs, progress, display text), which imports nothing above
+it. ``client_agent`` sits above the server's core: it may use
 the citation check, the text analyzer, the models and citation ids, the embedder and the display
 text, never the server's surface, and the server never imports the agent. Inside the agent, the offline back-end is a package of its own
 (``client_agent.offline``): the loop and everything else reach it only through
@@ -23,6 +24,13 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("mcp_server", "client_agent")
 
+GROUND_FLOOR = {
+    "mcp_server.settings", "mcp_server.grants", "mcp_server.models", "mcp_server.citation_ids", "mcp_server.errors",
+    "mcp_server.jsonl_log", "mcp_server.progress", "mcp_server.display_text",
+}
+"""What every layer may use and which uses nothing above it: settings (with the model names and the BM25
+formula they offer), grants, models, citation ids, errors, logs, progress and display text."""
+
 LAYERS = [
     {"mcp_server.cli", "mcp_server.__main__", "mcp_server.install"},
     {"mcp_server.team"},
@@ -33,6 +41,8 @@ LAYERS = [
     {"mcp_server.documents", "mcp_server.embedding"},
     {"mcp_server.grounding"},
     {"mcp_server.analyzer"},
+    {"mcp_server.cli_support"},  # settings from flags and clean errors, for every part's command group
+    GROUND_FLOOR,
 ]
 """Upper layers first; a part may import its own layer's siblings only where listed in ALLOWED_SIDEWAYS."""
 
@@ -104,6 +114,17 @@ def test_the_parts_of_mcp_server_have_no_cycle_between_them() -> None:
 def test_imports_run_downward(module: str) -> None:
     upward = [d for d in graph()[module] if (layer := layer_of(d)) is not None and layer < layer_of(module)]  # type: ignore[operator]
     assert upward == [], f"{module} imports from a layer above it: {upward}"
+
+
+def test_every_part_of_mcp_server_has_a_layer() -> None:
+    parts = {part_of(m) for m in graph() if m.startswith("mcp_server.")}
+    assert sorted(p for p in parts if layer_of(p) is None) == []
+
+
+def test_the_ground_floor_imports_nothing_above_it() -> None:
+    upward = {m: sorted(part_of(d) for d in deps if part_of(d) not in GROUND_FLOOR)
+              for m, deps in graph().items() if part_of(m) in GROUND_FLOOR}
+    assert {m: parts for m, parts in upward.items() if parts} == {}
 
 
 def test_the_top_level_holds_a_dozen_shared_modules_at_most() -> None:

@@ -62,7 +62,7 @@ def main() -> None:
         corpus.mkdir()
         (corpus / "corpus.toml").write_text('name = "manuals"\ndescription = "Manuals."\n', encoding="utf-8")
         write_pdf(corpus / "manual.pdf")
-        settings = Settings(data_dir=root / "data", corpora=[corpus], database="none", ocr="off")
+        settings = Settings.from_names(data_dir=root / "data", corpora=[corpus], database="none", ocr="off")
         ingest(settings)
         retriever = Retriever.open(settings)
         try:

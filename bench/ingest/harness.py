@@ -42,10 +42,10 @@ def bare_embedding_seconds(settings: Settings) -> tuple[float, int]:
     store.close()
     lease.release()
     texts.sort(key=len)
-    embedder = load_embedder(settings.embedding_model, settings.embedding_config, settings.embedding_server)
+    embedder = load_embedder(settings.embedding.model, settings.embedding.config, settings.embedding.server)
     embedder.embed(["warm-up"])
     started = time.perf_counter()
-    step = settings.embedding_batch_size  # as ingestion steps through the texts
+    step = settings.embedding.batch_size  # as ingestion steps through the texts
     for start in range(0, len(texts), step):
         embedder.embed(texts[start : start + step])
     return time.perf_counter() - started, len(texts)

@@ -33,7 +33,7 @@ from common import (
     write_beir_corpus_folder,
 )
 
-from mcp_server.embedding.spec import DEFAULT_MODEL
+from mcp_server.settings.embedding import DEFAULT_MODEL
 from mcp_server.indexing.ingest import ingest
 from mcp_server.retrieval.retriever import Retriever
 from mcp_server.retrieval.search import SearchMode
@@ -90,7 +90,7 @@ def prepare_index(
     root = CACHE / "retrieval" / (name if model == DEFAULT_MODEL else f"{name}-{model}")
     corpus_dir, data_dir = root / "corpus", root / "data"
     documents = write_beir_corpus_folder(data.corpus, corpus_dir, name, description, language)
-    settings = Settings(data_dir=data_dir, corpora=[corpus_dir], max_top_k=1000, embedding_model=model)
+    settings = Settings.from_names(data_dir=data_dir, corpora=[corpus_dir], max_top_k=1000, embedding_model=model)
     if seed_cache is not None:
         seed_embedding_cache(settings.embedding_cache_path, seed_cache)
     log(f"{name}: indexing {documents} documents in {data_dir} (incremental)")
@@ -256,7 +256,7 @@ def index_report(prepared: PreparedIndex) -> dict[str, Any]:
         "build_seconds_this_run": round(prepared.seconds, 1),
         "chunks_embedded_this_run": prepared.chunks_embedded,
         "reused_cached_index": prepared.reused,
-        "defaults": {k: getattr(settings, k) for k in (
+        "defaults": {k: settings.value(k) for k in (
             "hybrid_fusion", "convex_keyword_weight", "candidate_depth", "bm25_idf", "bm25_b", "bm25_k1")},
     }
 

@@ -63,7 +63,7 @@ def timed(retriever: Retriever) -> dict[str, float]:
 
 
 def measure(settings: Settings, **rerank_settings: object) -> dict[str, float]:
-    retriever = Retriever.open(settings.model_copy(update=rerank_settings))
+    retriever = Retriever.open(settings.updated(**rerank_settings))
     try:
         return timed(retriever)
     finally:

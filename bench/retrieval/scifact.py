@@ -68,7 +68,7 @@ def main() -> None:
         runs = scored_runs(prepared.settings, data, queries, (PEER, english_tokenizer()))
         if split == "test":
             for label, (mode, update) in ABLATIONS.items():
-                runs[label] = product_runs(prepared.settings.model_copy(update=update), queries, (mode,))[mode]
+                runs[label] = product_runs(prepared.settings.updated(**update), queries, (mode,))[mode]
         results[split] = score_runs(runs, data.qrels[split], MEASURES)
         print(markdown_table(f"SciFact {split} ({len(queries)} queries)", results[split]) + "\n")
 

@@ -5,8 +5,8 @@
 CMRC 2018 has no train split, so the questions are split by their passage: questions
 about even-numbered passages (DEV_0, DEV_2, ...) tune, those about odd-numbered ones are
 held out. The weight maximising hybrid Recall@1 on the tuning half (MRR@10 breaks ties)
-becomes ``Settings.convex_keyword_weight_cjk`` (of tied weights, the smallest); bench/retrieval/cmrc2018.py reports the
-held-out half and the whole set. Fusion runs through the product's own functions on
+becomes ``settings.retrieval.convex_keyword_weight_cjk`` (of tied weights, the smallest);
+bench/retrieval/cmrc2018.py reports the held-out half and the whole set. Fusion runs through the product's own functions on
 the product's candidate lists. Writes bench/retrieval/tuning-cmrc2018.json.
 """
 
@@ -41,7 +41,7 @@ def main() -> None:
     queries, qrels = data.split_queries("tune"), data.qrels["tune"]
     log(f"candidate lists for the {len(queries)} tuning questions")
     candidates = candidate_lists(prepared.settings, queries)
-    latin_weight = Settings(corpora=[]).convex_keyword_weight
+    latin_weight = Settings(corpora=[]).retrieval.convex_keyword_weight
     scores = {}
     for weight in WEIGHT_GRID:
         run = {

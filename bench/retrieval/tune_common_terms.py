@@ -67,19 +67,19 @@ def main() -> None:
     queries = data.split_queries("train")
     settings = prepare_scifact(data).settings
     retriever = Retriever.open(settings)
-    depth = settings.candidate_depth
+    depth = settings.retrieval.candidate_depth
     vector = vector_rankings(retriever, queries, depth)
     grid: dict[str, dict[str, float]] = {}
     plain: Scored = {}
     for share in SHARE_GRID:
         index = WhooshIndex(
-            retriever.generation / "whoosh", bm25_b=settings.bm25_b, bm25_k1=settings.bm25_k1,
-            idf=settings.bm25_idf, common_term_share=share,
+            retriever.generation / "whoosh", bm25_b=settings.bm25.b, bm25_k1=settings.bm25.k1,
+            idf=settings.bm25.idf, common_term_share=share,
         )  # fmt: skip
         keyword, seconds = keyword_side(index, queries, depth)
         index.close()
         plain = plain or keyword
-        fused = {q: convex_fusion(vector[q], keyword[q], settings.convex_keyword_weight) for q in queries}
+        fused = {q: convex_fusion(vector[q], keyword[q], settings.retrieval.convex_keyword_weight) for q in queries}
         grid[str(share)] = {
             "keyword_nDCG@10": ndcg({q: r[:10] for q, r in keyword.items()}, data),
             "hybrid_nDCG@10": ndcg(fused, data),

@@ -32,7 +32,8 @@ from scifact import prepare_scifact  # noqa: E402
 
 from mcp_server.retrieval.fusion import convex_fusion, reciprocal_rank_fusion  # noqa: E402
 from mcp_server.retrieval.retriever import Retriever  # noqa: E402
-from mcp_server.stores.keyword import IdfFormula, WhooshIndex  # noqa: E402
+from mcp_server.settings.ranking import IdfFormula  # noqa: E402
+from mcp_server.stores.keyword import WhooshIndex  # noqa: E402
 
 DEPTH = 200
 IDF_GRID: list[IdfFormula] = ["lucene", "whoosh"]

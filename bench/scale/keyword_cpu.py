@@ -65,25 +65,25 @@ def main() -> None:
     queries = [texts[qid] for qid in read_qrels(args.data / "qrels" / "test.tsv")][: args.queries]
     settings = Settings(data_dir=data_dir)
     results: dict[str, object] = {
-        "chunks": args.chunks, "cache_mb": settings.keyword_cache_mb if args.cache_mb is None else args.cache_mb,
+        "chunks": args.chunks, "cache_mb": settings.retrieval.keyword_cache_mb if args.cache_mb is None else args.cache_mb,
         "load_average_before": os.getloadavg(),
     }
     rows = {}
     for share in args.shares:
         index = WhooshIndex(
-            generation / "whoosh", bm25_b=settings.bm25_b, bm25_k1=settings.bm25_k1, idf=settings.bm25_idf,
-            common_term_share=share, common_term_min_chunks=settings.bm25_common_term_min_chunks,
-            posting_cache_bytes=(settings.keyword_cache_mb if args.cache_mb is None else args.cache_mb) * 2**20,
+            generation / "whoosh", bm25_b=settings.bm25.b, bm25_k1=settings.bm25.k1, idf=settings.bm25.idf,
+            common_term_share=share, common_term_min_chunks=settings.bm25.common_term_min_chunks,
+            posting_cache_bytes=(settings.retrieval.keyword_cache_mb if args.cache_mb is None else args.cache_mb) * 2**20,
         )  # fmt: skip
         cpu_ms(index, queries[:10], 10, False)  # warm the file cache
         if args.profile and share == args.shares[0]:
             profiler = cProfile.Profile()
-            profiler.runcall(cpu_ms, index, queries, settings.candidate_depth, True)
+            profiler.runcall(cpu_ms, index, queries, settings.retrieval.candidate_depth, True)
             listing = io.StringIO()
             pstats.Stats(profiler, stream=listing).sort_stats("tottime").print_stats(25)
             print(listing.getvalue())
         rows[str(share)] = {
-            "hybrid_keyword_side_ms": cpu_ms(index, queries, settings.candidate_depth, True),
+            "hybrid_keyword_side_ms": cpu_ms(index, queries, settings.retrieval.candidate_depth, True),
             "keyword_search_ms": cpu_ms(index, queries, 10, False),
         }
         index.close()

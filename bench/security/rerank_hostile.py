@@ -43,7 +43,7 @@ import json, logging, sys, threading, time
 from mcp_server.retrieval.retriever import Retriever
 from mcp_server.settings import Settings
 logging.disable(logging.WARNING)
-retriever = Retriever.open(Settings(rerank_url=sys.argv[1], rerank_model="bge-reranker-v2-m3", rerank_timeout_s=1))
+retriever = Retriever.open(Settings.from_names(rerank_url=sys.argv[1], rerank_model="bge-reranker-v2-m3", rerank_timeout_s=1))
 retriever.searcher.search("warm up", top_k=5, mode="vector")  # loads the embedding model
 rows = []
 def search(n):

@@ -134,7 +134,7 @@ def main() -> None:
     result = {
         "corpus": args.corpus, "documents": first.corpora and sum(len(c.added) for c in first.corpora),
         "chunks": first.chunks_written, "edits": len(edits),
-        "debounce_s": settings.watch_debounce_s, "reload_interval_s": settings.reload_interval_s,
+        "debounce_s": settings.watch.debounce_s, "reload_interval_s": settings.http.reload_interval_s,
         "latency_s": {"median": round(statistics.median(latencies), 2), "p95": round(percentile(latencies, 0.95), 2),
                       "min": min(latencies), "max": max(latencies)},
         "update_ingest_s": {"median": round(statistics.median(updates), 2), "max": max(updates), "n": len(updates)},

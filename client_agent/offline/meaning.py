@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mcp_server.embedding.loading import load_embedder
-from mcp_server.embedding.spec import DEFAULT_MODEL
+from mcp_server.settings.embedding import DEFAULT_MODEL
 
 WORD_MEANING = 0.55
 """Cosine similarity from which two single words count as meaning nearly the same. Measured on the

@@ -12,7 +12,7 @@ A model spec is one of:
 The index records the model's name (for a server, with the server's URL) and dimension;
 opening it with another model, or a model that now gives vectors of another length, fails.
 
-The package itself imports nothing: :mod:`.spec` holds what settings need (the default spec, a
-server's address) without loading ChromaDB or a model; :mod:`.loading` turns a spec into an
+The package itself imports nothing: :mod:`mcp_server.settings.embedding` holds what settings need (the
+default spec, a server's address) without loading ChromaDB or a model; :mod:`.loading` turns a spec into an
 :class:`~mcp_server.embedding.loading.Embedder`.
 """

@@ -17,7 +17,7 @@ from chromadb.utils.embedding_functions import known_embedding_functions
 from mcp_server.embedding.e5_model import E5SentenceEmbedding
 from mcp_server.embedding.onnx_model import OnnxSentenceEmbedding
 from mcp_server.embedding.openai_server import ServerEmbedding
-from mcp_server.embedding.spec import DEFAULT_MODEL, MULTILINGUAL_MODEL, EmbeddingServer
+from mcp_server.settings.embedding import DEFAULT_MODEL, MULTILINGUAL_MODEL, EmbeddingServer
 from mcp_server.errors import EmbeddingModelError, EmbeddingModelMismatchError
 
 @dataclass

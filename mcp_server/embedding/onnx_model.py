@@ -24,7 +24,7 @@ import numpy.typing as npt
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
-from mcp_server.embedding.spec import DEFAULT_MODEL
+from mcp_server.settings.embedding import DEFAULT_MODEL
 from mcp_server.errors import EmbeddingModelError
 
 DEFAULT_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"

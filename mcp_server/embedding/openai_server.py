@@ -27,7 +27,7 @@ import numpy.typing as npt
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
-from mcp_server.embedding.spec import EmbeddingServer
+from mcp_server.settings.embedding import EmbeddingServer
 from mcp_server.errors import BackendUnavailableError, EmbeddingModelError
 
 if TYPE_CHECKING:

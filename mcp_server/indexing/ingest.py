@@ -222,15 +222,15 @@ def _skip_key(fingerprint: str, limits: ReadingLimits) -> str:
 def reading_limits(settings: Settings) -> ReadingLimits:
     """The limits files are read within, from the ``RAGMCP_*`` settings."""
     return ReadingLimits(
-        max_file_bytes=int(settings.max_file_mb * 1_048_576),
-        max_unzipped_bytes=int(settings.max_unzipped_mb * 1_048_576),
-        max_sheet_cells=settings.max_sheet_cells,
-        max_chunks=settings.max_document_chunks,
-        memory_mb=settings.reader_memory_mb,
-        file_seconds=settings.read_timeout_s,
-        page_seconds=settings.page_timeout_s,
-        ocr=settings.ocr == "auto",
-        ocr_max_pages=settings.ocr_max_pages,
+        max_file_bytes=int(settings.reading.max_file_mb * 1_048_576),
+        max_unzipped_bytes=int(settings.reading.max_unzipped_mb * 1_048_576),
+        max_sheet_cells=settings.reading.max_sheet_cells,
+        max_chunks=settings.reading.max_document_chunks,
+        memory_mb=settings.reading.reader_memory_mb,
+        file_seconds=settings.reading.read_timeout_s,
+        page_seconds=settings.reading.page_timeout_s,
+        ocr=settings.reading.ocr == "auto",
+        ocr_max_pages=settings.reading.ocr_max_pages,
     )
 
 
@@ -306,7 +306,7 @@ def remove_corpora(
         previous.close()
         if not doomed:
             return None
-        embedder = load_embedder(settings.embedding_model, settings.embedding_config, settings.embedding_server)
+        embedder = load_embedder(settings.embedding.model, settings.embedding.config, settings.embedding.server)
         name = new_generation_name()
         collection = server_collection_name(name) if settings.chroma_url is not None else None
         staging = layout.stage(name, copy_current=True, skip=("chroma",) if collection else ())
@@ -383,7 +383,7 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
     started = time.perf_counter()
     layout = IndexLayout(settings.index_dir)
     _drop_vectors_of(settings, layout.remove_stale())
-    embedder = load_embedder(settings.embedding_model, settings.embedding_config, settings.embedding_server)
+    embedder = load_embedder(settings.embedding.model, settings.embedding.config, settings.embedding.server)
     current = layout.current()
     current_manifest = read_manifest(current) if current is not None else None
     notes: list[str] = []
@@ -526,7 +526,7 @@ def _plan(
 ) -> _Plan:
     """What to do for one corpus. A file refused before and unchanged since is reported again, not re-read;
     a file whose size and modification time are those in ``fingerprints`` is not read at all."""
-    scan = scan_corpus(config, int(settings.max_file_mb * 1_048_576), settings.data_dir)
+    scan = scan_corpus(config, int(settings.reading.max_file_mb * 1_048_576), settings.data_dir)
     report = CorpusReport(name=config.name, skipped=scan.skipped, hidden=scan.hidden, other_types=scan.other_types)
     to_load: list[SourceFile] = []
     files = []
@@ -775,7 +775,7 @@ def _embed(
     todo = sorted(texts, key=lambda k: len(texts[k]))
     subject = _embedding_subject([c for key, c in zip(keys, chunks) if key in texts]) if todo else ""
     started = time.perf_counter()
-    step = settings.embedding_batch_size
+    step = settings.embedding.batch_size
     for start in range(0, len(todo), step):
         batch = todo[start : start + step]
         vectors = embedder.embed([texts[k] for k in batch])

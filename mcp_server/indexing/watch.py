@@ -3,7 +3,7 @@
 :class:`Watch` follows the configured corpus folders (``settings.corpora``) with
 `watchfiles <https://watchfiles.helpmanual.io>`_ (the Rust ``notify`` crate: inotify,
 FSEvents, ReadDirectoryChangesW) and, once a folder has been quiet for
-``settings.watch_debounce_s``, runs :func:`~mcp_server.indexing.ingest.ingest` on the
+``settings.watch.debounce_s``, runs :func:`~mcp_server.indexing.ingest.ingest` on the
 folders that changed. Ingestion is incremental and publishes a new generation only when
 a document really changed, exactly as ``ragmcp ingest`` does; serving processes switch
 to it on their own.
@@ -148,7 +148,7 @@ class Watch:
         roots = set(first)
         deadline = time.monotonic() + MAX_DELAY_S
         while not self._stop.is_set():
-            quiet_s = min(self.settings.watch_debounce_s, deadline - time.monotonic())
+            quiet_s = min(self.settings.watch.debounce_s, deadline - time.monotonic())
             if quiet_s <= 0:
                 break
             try:

@@ -83,7 +83,7 @@ def install(
 
 def _settings_from(env_pairs: tuple[str, ...]) -> dict[str, str]:
     """``--env RAGMCP_NAME=VALUE`` options as settings (validated with the others)."""
-    fields = set(Settings.model_fields)
+    fields = set(Settings.names())
     chosen = {}
     for pair in env_pairs:
         key, equals, value = pair.partition("=")

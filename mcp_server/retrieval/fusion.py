@@ -1,6 +1,6 @@
 """Fusion of the vector and keyword rankings into one hybrid ranking.
 
-Two functions, chosen with ``Settings.hybrid_fusion``:
+Two functions, chosen with ``Settings.retrieval.hybrid_fusion``:
 
 * :func:`convex_fusion` (the default) adds the two retrievers' *scores*, each on a scale
   that means the same for every query: cosine similarity for vectors, and BM25 divided by

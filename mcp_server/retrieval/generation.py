@@ -57,10 +57,10 @@ class OpenGeneration:
         self._lease = lease
         self.docstore = DocumentStore(generation / "docstore.sqlite", read_only=True)
         self.keywords = WhooshIndex(
-            generation / "whoosh", bm25_b=settings.bm25_b, bm25_k1=settings.bm25_k1, idf=settings.bm25_idf,
-            common_term_share=settings.bm25_common_term_share,
-            common_term_min_chunks=settings.bm25_common_term_min_chunks,
-            posting_cache_bytes=settings.keyword_cache_mb * 2**20,
+            generation / "whoosh", bm25_b=settings.bm25.b, bm25_k1=settings.bm25.k1, idf=settings.bm25.idf,
+            common_term_share=settings.bm25.common_term_share,
+            common_term_min_chunks=settings.bm25.common_term_min_chunks,
+            posting_cache_bytes=settings.retrieval.keyword_cache_mb * 2**20,
         )  # fmt: skip
         stored = {c.name: c for c in self.docstore.corpora()}
         served = configured_names(settings)
@@ -118,7 +118,7 @@ class OpenGeneration:
         try:
             configured_names(settings)  # a missing configured folder: its clear error before the model loads
             embedder = embedder or load_embedder(
-                settings.embedding_model, settings.embedding_config, settings.embedding_server
+                settings.embedding.model, settings.embedding.config, settings.embedding.server
             )
             return cls(generation, manifest, embedder, settings, lease, vectors_in_background=vectors_in_background)
         except BaseException:

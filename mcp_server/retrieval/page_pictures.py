@@ -64,12 +64,12 @@ def page_picture(
     settings = retriever.settings
     data, path = _indexed_bytes(retriever, view)
     limits = ReadingLimits(
-        memory_mb=settings.reader_memory_mb,
-        file_seconds=min(settings.read_timeout_s, settings.call_timeout_s),
-        page_seconds=min(settings.page_timeout_s, settings.call_timeout_s),
+        memory_mb=settings.reading.reader_memory_mb,
+        file_seconds=min(settings.reading.read_timeout_s, settings.calls.call_timeout_s),
+        page_seconds=min(settings.reading.page_timeout_s, settings.calls.call_timeout_s),
     )
     boxes = _boxes(retriever, view, (start, end), shown, scope)
-    drawing = PageDrawing(shown, boxes, settings.page_image_max_side, settings.page_image_max_bytes)
+    drawing = PageDrawing(shown, boxes, settings.calls.page_image_max_side, settings.calls.page_image_max_bytes)
     try:
         with DocumentReader() as reader:
             png = reader.draw(FileInput(data, path, limits), drawing)
@@ -127,7 +127,7 @@ def _indexed_bytes(retriever: Retriever, view: DocumentView) -> tuple[bytes, Pat
     path = root / source
     again = "re-index it (ragmcp ingest, or let a watching server catch up) and ask again"
     try:
-        data = read_inside(path, root.resolve(), int(retriever.settings.max_file_mb * 1_048_576))
+        data = read_inside(path, root.resolve(), int(retriever.settings.reading.max_file_mb * 1_048_576))
         config = load_corpus_config(root)
     except IngestError as error:
         raise SourceChangedError(f"{name} cannot be shown: its file {source} is gone or unreadable; {again}.") from error

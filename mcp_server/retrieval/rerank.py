@@ -91,10 +91,10 @@ class RerankServer:
 
 def reranker_for(settings: Settings) -> Reranker | None:
     """The reranker ``settings`` configure, or None when reranking is off (``RAGMCP_RERANK_URL`` unset)."""
-    if settings.rerank_url is None or settings.rerank_model is None:
+    if settings.rerank.url is None or settings.rerank.model is None:
         return None
-    key = settings.rerank_api_key.get_secret_value() if settings.rerank_api_key else None
-    return Reranker(RerankServer(settings.rerank_url, settings.rerank_model, key, settings.rerank_timeout_s))
+    key = settings.rerank.api_key.get_secret_value() if settings.rerank.api_key else None
+    return Reranker(RerankServer(settings.rerank.url, settings.rerank.model, key, settings.rerank.timeout_s))
 
 
 class Reranker:

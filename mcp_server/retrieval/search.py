@@ -105,7 +105,7 @@ class Searcher:
         by the rerank server; on its failure one log line and the fused order (and, for ``tenant``'s
         searches, none reranked for a pause)."""
         assert self._reranker is not None
-        candidates = self._hits(fused[: max(top_k, self._settings.rerank_candidates)], "hybrid")
+        candidates = self._hits(fused[: max(top_k, self._settings.rerank.candidates)], "hybrid")
         if not candidates:
             return Ranking([])
         try:
@@ -125,13 +125,13 @@ class Searcher:
         query = query.strip()
         if not query:
             raise InvalidQueryError("the query is empty; pass the words or question to search for")
-        if len(query) > self._settings.max_query_chars:
+        if len(query) > self._settings.calls.max_query_chars:
             raise InvalidQueryError(
-                f"the query is {len(query)} characters long; the limit is {self._settings.max_query_chars}. "
+                f"the query is {len(query)} characters long; the limit is {self._settings.calls.max_query_chars}. "
                 "Search for the key terms or one question at a time"
             )
-        if not 1 <= top_k <= self._settings.max_top_k:
-            raise InvalidQueryError(f"top_k must be between 1 and {self._settings.max_top_k}, got {top_k}")
+        if not 1 <= top_k <= self._settings.calls.max_top_k:
+            raise InvalidQueryError(f"top_k must be between 1 and {self._settings.calls.max_top_k}, got {top_k}")
         return query
 
     def _vector_ranking(
@@ -168,15 +168,15 @@ class Searcher:
         self, query: str, k: int, corpora: list[str] | None, doc_keys: set[str] | None
     ) -> list[tuple[str, float]]:
         """Fuse both retrievers' top ``max(k, candidate_depth)`` (see mcp_server.retrieval.fusion)."""
-        settings = self._settings
-        vector, keyword = self.fusion_candidates(query, max(k, settings.candidate_depth), corpora, doc_keys)
-        if settings.hybrid_fusion == "convex":
-            weight = keyword_weight_for(query, settings.convex_keyword_weight, settings.convex_keyword_weight_cjk)
+        fusion = self._settings.retrieval
+        vector, keyword = self.fusion_candidates(query, max(k, fusion.candidate_depth), corpora, doc_keys)
+        if fusion.hybrid_fusion == "convex":
+            weight = keyword_weight_for(query, fusion.convex_keyword_weight, fusion.convex_keyword_weight_cjk)
             return convex_fusion(vector, keyword, weight)
         return reciprocal_rank_fusion(
             [[i for i, _ in vector], [i for i, _ in keyword]],
-            [settings.rrf_vector_weight, settings.rrf_keyword_weight],
-            settings.rrf_k,
+            [fusion.rrf_vector_weight, fusion.rrf_keyword_weight],
+            fusion.rrf_k,
         )
 
     def fusion_candidates(

@@ -253,8 +253,8 @@ def open_database(settings: Settings) -> ReadOnlyDatabase | None:
         return None
     return ReadOnlyDatabase(
         path,
-        max_rows=settings.sql_max_rows,
-        timeout_s=settings.sql_timeout_s,
-        max_result_chars=settings.max_result_chars,
-        memory_mb=settings.sql_memory_mb,
+        max_rows=settings.sql.max_rows,
+        timeout_s=settings.sql.timeout_s,
+        max_result_chars=settings.calls.max_result_chars,
+        memory_mb=settings.sql.memory_mb,
     )

@@ -46,14 +46,12 @@ from whoosh.fields import ID, TEXT, Schema
 from whoosh.reading import IndexReader, MultiReader
 from whoosh.searching import Searcher
 
+from mcp_server.settings.ranking import IdfFormula
 from mcp_server.stores.analysis import analyze_query_terms, build_analyzer, build_keyword_query, plain_query_terms
 from mcp_server.stores.bm25_arrays import SegmentArrays, bm25_top
 from mcp_server.stores.posting_cache import PostingCache
 
 CONTENT = "content"
-
-IdfFormula = Literal["lucene", "whoosh"]
-"""``lucene``: ``log(1 + (N - df + 0.5) / (df + 0.5))``; ``whoosh``: ``log(N / (df + 1)) + 1``."""
 
 
 class LuceneIdfBM25(scoring.BM25F):  # type: ignore[misc]  # whoosh ships no type hints

@@ -189,16 +189,16 @@ def limits(settings: Settings) -> dict[str, int | float | str]:
     """The numbers the descriptions state, from the settings that enforce them, and the rerank model
     that orders hybrid hits ('' when none does)."""
     return {
-        "rerank_model": (settings.rerank_model or "") if settings.rerank_url else "",
+        "rerank_model": (settings.rerank.model or "") if settings.rerank.url else "",
         "hit_chars": HIT_CHARS,
         "max_quote_chars": MAX_QUOTE_CHARS,
         "quote_scope_chars": QUOTE_SCOPE_CHARS,
         "min_quote_ratio": MIN_RATIO,
-        "max_chars": settings.max_result_chars,
-        "max_top_k": settings.max_top_k,
-        "max_query_chars": settings.max_query_chars,
-        "max_rows": settings.sql_max_rows,
-        "timeout": settings.sql_timeout_s,
+        "max_chars": settings.calls.max_result_chars,
+        "max_top_k": settings.calls.max_top_k,
+        "max_query_chars": settings.calls.max_query_chars,
+        "max_rows": settings.sql.max_rows,
+        "timeout": settings.sql.timeout_s,
     }
 
 

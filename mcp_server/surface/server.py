@@ -24,9 +24,9 @@ server advertises the extension, and its ``ui://`` page is one more resource, th
 may read a corpus.
 
 Every tool is read-only, idempotent and closed-world. A call runs its blocking work on a
-worker thread, at most ``settings.max_concurrent_calls`` at once per process (SQL:
-``settings.sql_max_concurrent``) and within
-``settings.call_timeout_s`` (waiting included), and returns a typed
+worker thread, at most ``settings.calls.max_concurrent_calls`` at once per process (SQL:
+``settings.sql.max_concurrent``) and within
+``settings.calls.call_timeout_s`` (waiting included), and returns a typed
 result as ``structuredContent`` (validated against the tool's ``outputSchema``) plus a
 text rendering. Library errors become tool errors (``is_error`` results whose message
 says what to do instead) here, once; the SDK turns anything unexpected into a generic
@@ -238,19 +238,21 @@ Slots = Literal["tools", "sql"]
 class CallRunner:
     """Runs tool work on worker threads, a bounded number at once, each call within a time limit.
 
-    Searches and document reads run at most ``settings.max_concurrent_calls`` at once per
-    process, SQL statements at most ``settings.sql_max_concurrent`` at once besides them
+    Searches and document reads run at most ``settings.calls.max_concurrent_calls`` at once per
+    process, SQL statements at most ``settings.sql.max_concurrent`` at once besides them
     (their worker processes run at low CPU priority, see :mod:`mcp_server.sql.sandbox`).
     A call that runs out of time is answered at once with a tool error and its result is
     discarded, but its work is not abandoned: it keeps its slot until it has really stopped
-    (SQL is killed at ``settings.sql_timeout_s``; searches and document reads are bounded; the
+    (SQL is killed at ``settings.sql.timeout_s``; searches and document reads are bounded; the
     citation check and the quote search stop at the call's deadline, :mod:`mcp_server.grounding.deadline`),
     so the work running at once never exceeds the limits.
     """
 
     def __init__(self, settings: Settings) -> None:
-        self._slots = {"tools": FairSlots(settings.max_concurrent_calls), "sql": FairSlots(settings.sql_max_concurrent)}
-        self._timeout_s = settings.call_timeout_s
+        self._slots = {
+            "tools": FairSlots(settings.calls.max_concurrent_calls), "sql": FairSlots(settings.sql.max_concurrent)
+        }
+        self._timeout_s = settings.calls.call_timeout_s
 
     async def run(self, work: Callable[[], T], slots: Slots = "tools", tenant: Hashable = None) -> T:
         """``work()`` on a worker thread, once one of ``slots`` is free for ``tenant`` (the grant's corpora: see

@@ -189,7 +189,7 @@ class LiveTools:
         if name is None or name == self.generation:
             return False
         embedder = load_embedder(
-            self.settings.embedding_model, self.settings.embedding_config, self.settings.embedding_server
+            self.settings.embedding.model, self.settings.embedding.config, self.settings.embedding.server
         )
         retriever = Retriever.open(self.settings, embedder, vectors_in_background=vectors_in_background)
         tools = RetrievalTools(retriever, self._database, self.settings)
@@ -334,7 +334,7 @@ async def _follow(
     published = live.corpora()
     failed: str | None = None
     while True:
-        await anyio.sleep(settings.reload_interval_s)
+        await anyio.sleep(settings.http.reload_interval_s)
         try:
             if not await anyio.to_thread.run_sync(live.refresh):
                 continue

@@ -8,8 +8,8 @@ surface) and is safe to call from many threads. Failures are the library's
 
 Every result is bounded so that one call cannot flood a context window: a hit's text is
 cut at :data:`HIT_CHARS` characters, and the text of one document and the cells of one SQL
-result are at most ``settings.max_result_chars`` characters. A search returns all its hits:
-the MCP surface leaves out the last ones that do not fit in ``settings.max_result_chars``
+result are at most ``settings.calls.max_result_chars`` characters. A search returns all its hits:
+the MCP surface leaves out the last ones that do not fit in ``settings.calls.max_result_chars``
 characters as text and as JSON (:func:`~mcp_server.surface.rendering.fit_search`).
 """
 
@@ -142,7 +142,7 @@ class RetrievalTools:
         quote: str | None = None,
     ) -> DocumentResult:
         view = self.retriever.documents.get_document(ref, corpus=corpus, chunk=chunk, window=window, scope=scope, quote=quote)
-        return _bounded_document(view, self.settings.max_result_chars)
+        return _bounded_document(view, self.settings.calls.max_result_chars)
 
     def page_picture(
         self, ref: str, *, corpus: str | None, chunk: int | None, quote: str | None, page: int | None,

@@ -34,9 +34,9 @@ DEFAULT_LIMITS = ClientLimits()
 def token(ctx: click.Context, tokens_file: Path | None) -> None:
     """Manage who may use the HTTP server, what each client may read, and how fast."""
     settings = with_overrides(ctx.obj, tokens_file=tokens_file)
-    if settings.tokens_file is None:
+    if settings.http.tokens_file is None:
         raise click.ClickException("no tokens file given: pass --file PATH or set RAGMCP_TOKENS_FILE")
-    ctx.obj = settings.tokens_file, settings
+    ctx.obj = settings.http.tokens_file, settings
 
 
 @token.command("add")

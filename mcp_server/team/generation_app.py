@@ -86,9 +86,9 @@ def _session_manager(shared: SharedParts, tools: RetrievalTools, grant: Grant) -
     server = build_server(settings, tools, grant=grant, calls=shared.calls, middleware=[shared.audit])
     server.streamable_http_app(
         streamable_http_path=MCP_PATH,
-        stateless_http=settings.stateless_http,
-        json_response=settings.stateless_http,
-        max_request_body_size=settings.max_body_bytes,
+        stateless_http=settings.http.stateless_http,
+        json_response=settings.http.stateless_http,
+        max_request_body_size=settings.http.max_body_bytes,
         transport_security=shared.security,
     )
     return server.session_manager

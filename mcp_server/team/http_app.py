@@ -13,10 +13,10 @@ MCP specification prescribes.)
 Every request, ``/healthz`` included, must carry an allowed ``Host`` header and, when it
 has one, an allowed ``Origin``: loopback names, the bound address, and the configured
 lists. This is the protection against DNS rebinding, on by default. Request bodies over
-``settings.max_body_bytes`` are refused with 413, and a request whose headers or body
+``settings.http.max_body_bytes`` are refused with 413, and a request whose headers or body
 arrive too slowly is cut off, and one whose headers are too large refused (:mod:`mcp_server.team.request_reading`).
 
-With a tokens file (``settings.tokens_file``) every ``/mcp`` request needs a bearer token
+With a tokens file (``settings.http.tokens_file``) every ``/mcp`` request needs a bearer token
 (:mod:`mcp_server.team.auth`) and stays within its client's rate and concurrency limits
 (:mod:`mcp_server.team.limits`); each client sees and reads only what its grant allows
 (:mod:`mcp_server.team.routing`), and ``/healthz`` no longer names the corpora or the database.
@@ -84,8 +84,8 @@ def is_loopback(host: str) -> bool:
 def transport_security(settings: Settings) -> TransportSecuritySettings:
     """The Host/Origin allow-lists: loopback, the bound address (unless a wildcard), and the configured ones."""
     names = list(LOOPBACK_NAMES)
-    if settings.http_host not in WILDCARD_HOSTS and not is_loopback(settings.http_host):
-        names.append(f"[{settings.http_host}]" if ":" in settings.http_host else settings.http_host)
+    if settings.http.host not in WILDCARD_HOSTS and not is_loopback(settings.http.host):
+        names.append(f"[{settings.http.host}]" if ":" in settings.http.host else settings.http.host)
     hosts = [pattern for name in names for pattern in (name, f"{name}:*")]
     origins = [
         pattern
@@ -95,8 +95,8 @@ def transport_security(settings: Settings) -> TransportSecuritySettings:
     ]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=hosts + settings.allowed_hosts,
-        allowed_origins=origins + settings.allowed_origins,
+        allowed_hosts=hosts + settings.http.allowed_hosts,
+        allowed_origins=origins + settings.http.allowed_origins,
     )
 
 
@@ -122,15 +122,15 @@ def build_http_app(settings: Settings) -> Starlette:
     Raises TokensFileError when the configured tokens file is missing or malformed.
     """
     security = transport_security(settings)
-    registry = TokenRegistry(settings.tokens_file) if settings.tokens_file is not None else None
+    registry = TokenRegistry(settings.http.tokens_file) if settings.http.tokens_file is not None else None
     audit = JsonlLog(
-        settings.audit_path, max_bytes=settings.audit_max_bytes, backups=settings.audit_backups,
-        min_keep_s=settings.audit_min_keep_hours * 3600,
+        settings.audit_path, max_bytes=settings.audit.max_bytes, backups=settings.audit.backups,
+        min_keep_s=settings.audit.min_keep_hours * 3600,
     )  # fmt: skip
-    call_audit = CallAudit(audit, client_bytes_per_minute=settings.audit_client_bytes_per_minute)
+    call_audit = CallAudit(audit, client_bytes_per_minute=settings.audit.client_bytes_per_minute)
     shared = SharedParts(settings, security, CallRunner(settings), call_audit, tokens_required=registry is not None)
     live: LiveIndex[GenerationApp] = LiveIndex(
-        partial(open_generation, shared), IndexLayout(settings.index_dir).current_name, settings.reload_interval_s
+        partial(open_generation, shared), IndexLayout(settings.index_dir).current_name, settings.http.reload_interval_s
     )
 
     async def healthz(request: Request) -> Response:
@@ -148,8 +148,8 @@ def build_http_app(settings: Settings) -> Starlette:
         routes.append(Route(MCP_PATH, endpoint=live))
     else:  # authentication and client limits in front of the generations: a switch resets neither
         auth = BearerAuth(
-            registry, base_url(settings), MCP_PATH, queue_timeout_s=settings.call_timeout_s,
-            stream_lifetime_s=settings.http_stream_lifetime_s,
+            registry, base_url(settings), MCP_PATH, queue_timeout_s=settings.calls.call_timeout_s,
+            stream_lifetime_s=settings.http.stream_lifetime_s,
         )  # fmt: skip
         routes += [Route(MCP_PATH, endpoint=auth.protect(live)), *auth.routes]
         middleware = auth.middleware
@@ -168,11 +168,11 @@ def build_http_app(settings: Settings) -> Starlette:
 
 
 def base_url(settings: Settings) -> str:
-    """Where clients reach this server: ``settings.public_url``, else the bound address."""
-    if settings.public_url:
-        return settings.public_url.rstrip("/")
-    host = socket.gethostname() if settings.http_host in WILDCARD_HOSTS else settings.http_host
-    return f"http://{f'[{host}]' if ':' in host else host}:{settings.http_port}"
+    """Where clients reach this server: ``settings.http.public_url``, else the bound address."""
+    if settings.http.public_url:
+        return settings.http.public_url.rstrip("/")
+    host = socket.gethostname() if settings.http.host in WILDCARD_HOSTS else settings.http.host
+    return f"http://{f'[{host}]' if ':' in host else host}:{settings.http.port}"
 
 
 def create_app() -> Starlette:
@@ -186,18 +186,18 @@ def serve_http(settings: Settings, workers: int) -> None:
     uvicorn.run(
         f"{__name__}:create_app",
         factory=True,
-        host=settings.http_host,
-        port=settings.http_port,
+        host=settings.http.host,
+        port=settings.http.port,
         workers=workers,
         # The protocol with read deadlines and header limits; a partial pickles, so every worker process gets it.
         http=partial(  # type: ignore[arg-type]
             BoundedRequests,
-            header_timeout_s=settings.http_header_timeout_s,
-            body_timeout_s=settings.http_body_timeout_s,
-            max_header_bytes=settings.http_max_header_bytes,
-            max_headers=settings.http_max_headers,
+            header_timeout_s=settings.http.header_timeout_s,
+            body_timeout_s=settings.http.body_timeout_s,
+            max_header_bytes=settings.http.max_header_bytes,
+            max_headers=settings.http.max_headers,
         ),
-        timeout_worker_healthcheck=settings.http_worker_start_timeout_s,
+        timeout_worker_healthcheck=settings.http.worker_start_timeout_s,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         log_config=_stderr_logging(),
         server_header=False,

@@ -54,7 +54,7 @@ def test_a_refused_token_is_told_from_a_refused_connection(tmp_path: Path) -> No
     folder = tmp_path / "garden"
     folder.mkdir()
     write_doc(folder, "notes.md", "garden notes", "The greenhouse key hangs behind door 7.")
-    settings = Settings(data_dir=tmp_path / "data", corpora=[folder], tokens_file=tmp_path / "tokens.json")
+    settings = Settings.from_names(data_dir=tmp_path / "data", corpora=[folder], tokens_file=tmp_path / "tokens.json")
     env = {**_env(tmp_path), **settings.to_env()}
     subprocess.run([sys.executable, "-m", "mcp_server", "token", "add", "gardener", "--corpora", "garden"],
                    env=env, capture_output=True, check=True)

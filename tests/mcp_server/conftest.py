@@ -28,7 +28,7 @@ def company_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def server_settings(acme_index: Settings, company_db: Path) -> Settings:
     """The acme index and the demo database, with the SQL limits of the hostile-input table."""
-    return Settings(
+    return Settings.from_names(
         data_dir=acme_index.data_dir, corpora=acme_index.corpora, database=company_db,
         sql_max_rows=CAP, sql_timeout_s=TIMEOUT_S,
     )  # fmt: skip

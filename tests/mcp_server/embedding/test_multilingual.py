@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from mcp_server.embedding.loading import Embedder, load_embedder
-from mcp_server.embedding.spec import DEFAULT_MODEL, MULTILINGUAL_MODEL
+from mcp_server.settings.embedding import DEFAULT_MODEL, MULTILINGUAL_MODEL
 from mcp_server.errors import EmbeddingModelMismatchError
 from mcp_server.indexing.ingest import ingest
 from mcp_server.retrieval.retriever import Retriever
@@ -71,7 +71,7 @@ def test_an_index_keeps_the_model_it_was_built_with(tmp_path: Path) -> None:
     folder = tmp_path / "zh"
     for name, text in PASSAGES.items():
         write_doc(folder, f"{name}.md", name, text)
-    settings = make_settings(tmp_path / "data", folder).model_copy(update={"embedding_model": MULTILINGUAL_MODEL})
+    settings = make_settings(tmp_path / "data", folder).updated(**{"embedding_model": MULTILINGUAL_MODEL})
     ingest(settings)
     retriever = Retriever.open(settings)
     try:
@@ -79,4 +79,4 @@ def test_an_index_keeps_the_model_it_was_built_with(tmp_path: Path) -> None:
     finally:
         retriever.close()
     with pytest.raises(EmbeddingModelMismatchError, match="multilingual-e5-small-q4.*ragmcp ingest --rebuild"):
-        Retriever.open(settings.model_copy(update={"embedding_model": DEFAULT_MODEL}))
+        Retriever.open(settings.updated(**{"embedding_model": DEFAULT_MODEL}))

@@ -38,7 +38,7 @@ QUERIES = [
 
 
 def through_server(data_dir: Path, corpus: Path, url: str, **changes: Any) -> Settings:
-    return Settings(data_dir=data_dir, corpora=[corpus], embedding_model=f"openai:{MODEL}", embedding_url=url, **changes)
+    return Settings.from_names(data_dir=data_dir, corpora=[corpus], embedding_model=f"openai:{MODEL}", embedding_url=url, **changes)
 
 
 def index_files(settings: Settings) -> dict[str, tuple[int, bytes]]:
@@ -125,9 +125,9 @@ def test_ingest_batches_requests_and_asks_for_base64(served_index: Settings, ser
 def test_a_server_that_only_sends_float_lists_gives_the_same_vectors(fresh_embedders: None) -> None:
     server = EmbeddingsServer(base64_supported=False)
     try:
-        settings = Settings(embedding_model=f"openai:{MODEL}", embedding_url=server.url)
+        settings = Settings.from_names(embedding_model=f"openai:{MODEL}", embedding_url=server.url)
         texts = ["annual leave", "the VPN certificate expired", "中文句子"]
-        remote = load_embedder(settings.embedding_model, None, settings.embedding_server).embed(texts)
+        remote = load_embedder(settings.embedding.model, None, settings.embedding.server).embed(texts)
         local = load_embedder("minilm-int8").embed(texts)
         assert all(isinstance(r.body, dict) for r in server.received)
         assert np.allclose(np.stack(remote), np.stack(local), rtol=0, atol=1e-6)
@@ -315,7 +315,7 @@ def test_a_server_that_fails_mid_ingest_names_itself_and_the_published_index_sta
 def test_an_unknown_model_or_a_url_without_v1_is_a_clear_error(
     tiny_corpus: Path, tmp_path: Path, embeddings: EmbeddingsServer
 ) -> None:
-    unknown = Settings(
+    unknown = Settings.from_names(
         data_dir=tmp_path / "a", corpora=[tiny_corpus], embedding_model="openai:bge-m3", embedding_url=embeddings.url
     )
     with pytest.raises(EmbeddingModelError, match="404 for model 'bge-m3'.*not found, try pulling it.*RAGMCP_EMBEDDING_MODEL"):
@@ -335,8 +335,8 @@ def test_an_unknown_model_or_a_url_without_v1_is_a_clear_error(
 def test_an_answer_without_one_vector_per_text_is_refused(
     embeddings: EmbeddingsServer, fresh_embedders: None, data: list[dict[str, Any]], message: str
 ) -> None:
-    settings = Settings(embedding_model=f"openai:{MODEL}", embedding_url=embeddings.url)
-    embedder = load_embedder(settings.embedding_model, None, settings.embedding_server)
+    settings = Settings.from_names(embedding_model=f"openai:{MODEL}", embedding_url=embeddings.url)
+    embedder = load_embedder(settings.embedding.model, None, settings.embedding.server)
     assert embedder.dimension == 384
     embeddings.script = [Reply(200, {"object": "list", "model": MODEL, "data": data})]
     with pytest.raises(EmbeddingModelError, match=f"server at {embeddings.url} returned {message}"):
@@ -382,12 +382,12 @@ def test_the_api_key_goes_to_the_configured_server_only(
     embeddings: EmbeddingsServer, monkeypatch: pytest.MonkeyPatch, fresh_embedders: None
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-meant-for-openai")
-    keyless = Settings(embedding_model=f"openai:{MODEL}", embedding_url=embeddings.url)
-    load_embedder(keyless.embedding_model, None, keyless.embedding_server).embed(["hello"])
-    keyed = Settings(embedding_model=f"openai:{MODEL}", embedding_url=embeddings.url, embedding_api_key="sk-local")
-    load_embedder(keyed.embedding_model, None, keyed.embedding_server).embed(["hello"])
+    keyless = Settings.from_names(embedding_model=f"openai:{MODEL}", embedding_url=embeddings.url)
+    load_embedder(keyless.embedding.model, None, keyless.embedding.server).embed(["hello"])
+    keyed = Settings.from_names(embedding_model=f"openai:{MODEL}", embedding_url=embeddings.url, embedding_api_key="sk-local")
+    load_embedder(keyed.embedding.model, None, keyed.embedding.server).embed(["hello"])
     assert {r.authorization for r in embeddings.received} == {"Bearer no-key", "Bearer sk-local"}
-    assert "sk-local" not in repr(keyed) and "sk-local" not in repr(keyed.embedding_server)
+    assert "sk-local" not in repr(keyed) and "sk-local" not in repr(keyed.embedding.server)
     assert keyed.to_env()["RAGMCP_EMBEDDING_API_KEY"] == "sk-local"  # worker processes get the real key
 
 
@@ -411,9 +411,9 @@ def test_credentials_in_the_url_are_used_but_never_recorded(
 
 def test_openai_itself_without_a_key_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, fresh_embedders: None) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    settings = Settings(embedding_model="openai:text-embedding-3-small")
+    settings = Settings.from_names(embedding_model="openai:text-embedding-3-small")
     with pytest.raises(EmbeddingModelError, match="RAGMCP_EMBEDDING_API_KEY or OPENAI_API_KEY.*RAGMCP_EMBEDDING_URL"):
-        load_embedder(settings.embedding_model, None, settings.embedding_server)
+        load_embedder(settings.embedding.model, None, settings.embedding.server)
 
 
 @pytest.mark.parametrize(
@@ -426,4 +426,4 @@ def test_openai_itself_without_a_key_is_a_clear_error(monkeypatch: pytest.Monkey
 )
 def test_bad_embedding_settings_are_refused(fields: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        Settings(**fields)
+        Settings.from_names(**fields)

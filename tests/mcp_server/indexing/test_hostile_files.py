@@ -172,7 +172,7 @@ def test_a_refusal_under_a_limit_is_read_again_when_the_limit_is_raised(tmp_path
     write_doc(corpus, "long.md", "Long", "\n\n".join(f"Paragraph {n} about the tide tables." * 30 for n in range(20)))
     data = tmp_path / "data"
 
-    first = ingest(Settings(data_dir=data, corpora=[corpus], max_document_chunks=2))
+    first = ingest(Settings.from_names(data_dir=data, corpora=[corpus], max_document_chunks=2))
     assert [skip.source for skip in first.corpora[0].skipped] == ["long.md"]
     assert "raise RAGMCP_MAX_DOCUMENT_CHUNKS" in first.corpora[0].skipped[0].reason
 
@@ -208,8 +208,8 @@ def test_a_file_over_the_reading_limits_is_skipped_and_the_next_one_read(tmp_pat
     write_docx(corpus / "b-next.docx", "Next", [("", "The pier is painted every April.")])
     data = tmp_path / "data"
 
-    slow = ingest(Settings(data_dir=data, corpora=[corpus], page_timeout_s=0.05))
-    hungry = ingest(Settings(data_dir=data, corpora=[corpus], reader_memory_mb=1_024), rebuild=True)
+    slow = ingest(Settings.from_names(data_dir=data, corpora=[corpus], page_timeout_s=0.05))
+    hungry = ingest(Settings.from_names(data_dir=data, corpora=[corpus], reader_memory_mb=1_024), rebuild=True)
 
     for report in (slow, hungry):
         assert report.corpora[0].added == ["b-next"]

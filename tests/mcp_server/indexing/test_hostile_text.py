@@ -125,7 +125,7 @@ def test_text_formats_are_read_within_the_file_time_limit_like_every_other_forma
     write_doc(corpus, "good.md", "Harbour office", GOOD_FACT)
     (corpus / "long.md").write_text(ordinary_text(3_000_000), encoding="utf-8")
 
-    report = ingest(Settings(data_dir=tmp_path / "data", corpora=[corpus], read_timeout_s=0.05))
+    report = ingest(Settings.from_names(data_dir=tmp_path / "data", corpora=[corpus], read_timeout_s=0.05))
 
     assert report.corpora[0].added == ["good"]
     [skipped] = report.corpora[0].skipped
@@ -184,7 +184,7 @@ async def _search_seconds(client: Client, query: str) -> tuple[float, str]:
 async def test_crafted_files_dropped_into_a_watched_folder_leave_searches_answering(
     tmp_path: Path, tiny_corpus: Path
 ) -> None:
-    settings = Settings(data_dir=tmp_path / "data", corpora=[tiny_corpus], reload_interval_s=0.2)
+    settings = Settings.from_names(data_dir=tmp_path / "data", corpora=[tiny_corpus], reload_interval_s=0.2)
     server = HttpServer(settings, tmp_path / "stderr.log", "--watch")
     try:
         async with Client(f"{server.url}/mcp") as client:

@@ -105,7 +105,7 @@ def test_different_embedding_model_is_refused(tiny_settings: Settings, tmp_path:
     model_file, tokenizer_file = default_model_files()
     os.symlink(model_file, other_model / "model.onnx")
     os.symlink(tokenizer_file, other_model / "tokenizer.json")
-    other = tiny_settings.model_copy(update={"embedding_model": f"onnx:{other_model}"})
+    other = tiny_settings.updated(**{"embedding_model": f"onnx:{other_model}"})
 
     with pytest.raises(EmbeddingModelMismatchError, match="ragmcp ingest --rebuild"):
         Retriever.open(other)

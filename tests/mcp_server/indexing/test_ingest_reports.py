@@ -103,7 +103,7 @@ GOOD_DOCUMENTS = ["budget", "contacts", "deck", "handbook", "notes", "report"]
 
 @pytest.fixture
 def settings(tmp_path: Path, mixed_folder: Path) -> Settings:
-    return Settings(data_dir=tmp_path / "data", corpora=[mixed_folder], max_file_mb=MAX_FILE_MB)
+    return Settings.from_names(data_dir=tmp_path / "data", corpora=[mixed_folder], max_file_mb=MAX_FILE_MB)
 
 
 def _cli(settings: Settings, *args: str) -> tuple[int, str, str]:
@@ -119,7 +119,7 @@ def _store_counts(settings: Settings) -> tuple[int, int, int]:
     assert generation is not None
     docstore = DocumentStore(generation / "docstore.sqlite", read_only=True)
     keywords = WhooshIndex(generation / "whoosh")
-    vectors = ChromaStore.embedded(generation / "chroma", load_embedder(settings.embedding_model, None))
+    vectors = ChromaStore.embedded(generation / "chroma", load_embedder(settings.embedding.model, None))
     try:
         return sum(c for _, c in docstore.counts().values()), keywords.count(), vectors.count()
     finally:
@@ -170,7 +170,7 @@ def test_files_of_types_not_indexed_are_counted_in_the_summary_and_in_status(mix
         (mixed_folder / name).write_text("not a document\n", encoding="utf-8")
     (mixed_folder / "data").mkdir()
     (mixed_folder / "data" / "index.sqlite").write_bytes(b"\0")  # the data dir inside the folder: not counted
-    settings = Settings(data_dir=mixed_folder / "data", corpora=[mixed_folder], max_file_mb=MAX_FILE_MB)
+    settings = Settings.from_names(data_dir=mixed_folder / "data", corpora=[mixed_folder], max_file_mb=MAX_FILE_MB)
     line = ("mixed: 4 files of types not indexed: .log ×2, .bak, no suffix (to have a type read as text, list it in "
             "the folder's corpus.toml: [documents] include = [\".log\"])")
 
@@ -206,7 +206,7 @@ def test_chunk_cap_skips_a_document_that_would_cost_too_much(tmp_path: Path) -> 
     folder = tmp_path / "c"
     write_doc(folder, "short.md", "Short", "# Short\n\nA short note.")
     write_doc(folder, "long.md", "Long", "# Long\n\n" + _sentences("length", 200))
-    settings = Settings(data_dir=tmp_path / "data", corpora=[folder], max_document_chunks=3)
+    settings = Settings.from_names(data_dir=tmp_path / "data", corpora=[folder], max_document_chunks=3)
 
     report = ingest(settings)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mcp_server.embedding.loading import load_embedder
-from mcp_server.embedding.spec import DEFAULT_MODEL
+from mcp_server.settings.embedding import DEFAULT_MODEL
 from mcp_server.indexing.ingest import ingest
 from mcp_server.retrieval.retriever import Retriever
 from tests.helpers import embedded_lengths, make_settings, write_doc

@@ -156,7 +156,7 @@ def test_ignored_files_a_data_dir_inside_and_touches_publish_nothing(tmp_path: P
         # Publishing wrote into the data dir inside the folder: if that counted as a change, updates would
         # follow every publish. None may come within three debounce periods (the bounded wait is the check).
         with pytest.raises(AssertionError):
-            watcher.wait_for(lambda line: "tiny:" in line, 3 * settings.watch_debounce_s, done + 1)
+            watcher.wait_for(lambda line: "tiny:" in line, 3 * settings.watch.debounce_s, done + 1)
     finally:
         watcher.stop()
 
@@ -226,7 +226,7 @@ async def _wait_until_found(client: Client, query: str, found: Callable[[str], b
 async def test_serve_http_watch_edits_adds_and_deletes_are_searchable_within_10_s(
     tmp_path: Path, tiny_corpus: Path
 ) -> None:
-    settings = Settings(data_dir=tmp_path / "data", corpora=[tiny_corpus], reload_interval_s=0.2)
+    settings = Settings.from_names(data_dir=tmp_path / "data", corpora=[tiny_corpus], reload_interval_s=0.2)
     server = HttpServer(settings, tmp_path / "stderr.log", "--watch")
     try:
         async with Client(f"{server.url}/mcp") as client:

@@ -42,7 +42,7 @@ def test_the_rerank_settings_are_read_from_the_environment(monkeypatch: pytest.M
                         "API_KEY": "sk-1", "TIMEOUT_S": "2.5", "CANDIDATES": "20"}.items():  # fmt: skip
         monkeypatch.setenv(f"RAGMCP_RERANK_{name}", value)
     settings = Settings()
-    assert settings.rerank_candidates == 20
+    assert settings.rerank.candidates == 20
     reranker = reranker_for(settings)
     assert reranker is not None
     assert reranker.server == RerankServer("http://localhost:8001/v1/rerank", "BAAI/bge-reranker-v2-m3", "sk-1", 2.5)
@@ -194,7 +194,7 @@ def stand_in() -> Iterator[RerankStandIn]:
 
 
 def reranking(settings: Settings, url: str, **more: object) -> Iterator[Retriever]:
-    retriever = Retriever.open(settings.model_copy(update={"rerank_url": url, "rerank_model": "bge-m3", **more}))
+    retriever = Retriever.open(settings.updated(**{"rerank_url": url, "rerank_model": "bge-m3", **more}))
     try:
         yield retriever
     finally:

@@ -168,7 +168,7 @@ def test_get_document_refuses_unknown_ids(acme: Retriever, ref: str, error: type
 
 @pytest.mark.parametrize("fusion", ["convex", "rrf"])
 def test_hybrid_search_works_with_either_fusion(acme_index: Settings, fusion: str) -> None:
-    retriever = Retriever.open(acme_index.model_copy(update={"hybrid_fusion": fusion}))
+    retriever = Retriever.open(acme_index.updated(**{"hybrid_fusion": fusion}))
     try:
         assert top_ids(retriever, "how far ahead should I book a train")[0] == "acme:policies/travel#0"
         assert top_ids(retriever, "ACME-E7731")[0].startswith("acme:engineering/deploy-errors#")
@@ -178,7 +178,7 @@ def test_hybrid_search_works_with_either_fusion(acme_index: Settings, fusion: st
 
 
 def test_convex_hybrid_scores_are_the_weighted_sum_of_cosine_and_normalised_bm25(acme_index: Settings) -> None:
-    retriever = Retriever.open(acme_index.model_copy(update={"convex_keyword_weight": 1.0}))
+    retriever = Retriever.open(acme_index.updated(**{"convex_keyword_weight": 1.0}))
     try:
         query = "hotel rooms capped per night"
         hybrid = [(h.citation.id, h.score) for h in retriever.searcher.search(query, mode="hybrid", top_k=3)]

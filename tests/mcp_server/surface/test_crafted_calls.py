@@ -162,7 +162,7 @@ def test_a_timed_out_check_stops_its_worker_thread_soon_after(tmp_path: Path) ->
             ended_at.append(time.monotonic())
             ended.set()
 
-    runner = CallRunner(Settings(data_dir=tmp_path, call_timeout_s=timeout))
+    runner = CallRunner(Settings.from_names(data_dir=tmp_path, call_timeout_s=timeout))
     started = time.monotonic()
     with pytest.raises(CallTimeoutError):
         anyio.run(runner.run, work)

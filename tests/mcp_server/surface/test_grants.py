@@ -65,7 +65,7 @@ async def test_a_grant_of_every_corpus_covers_all_of_them(tools: RetrievalTools)
 
 
 async def test_a_call_past_the_time_limit_gets_a_tool_error_saying_what_to_do(tools: RetrievalTools) -> None:
-    hurried = tools.settings.model_copy(update={"call_timeout_s": 1e-6})
+    hurried = tools.settings.updated(**{"call_timeout_s": 1e-6})
     async with Client(build_server(hurried, tools)) as client:
         result = await client.call_tool("hybrid_search", {"query": "wombat badge"})
     assert result.is_error

@@ -45,7 +45,7 @@ def papers(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     write_line_pdf(root / "papers" / "travel.pdf", lines=("Travel claims are paid within thirty days of approval",))
     write_doc(root / "papers", "notes.md", "Notes", "# Notes\n\nThe annual leave allowance is written down here too.")
     write_line_pdf(root / "private" / "secret.pdf", lines=("The private launch budget is forty two million",))
-    settings = Settings(data_dir=root / "data", corpora=[root / "papers", root / "private"], database="none", ocr="off")
+    settings = Settings.from_names(data_dir=root / "data", corpora=[root / "papers", root / "private"], database="none", ocr="off")
     ingest(settings)
     return settings
 
@@ -211,7 +211,7 @@ def test_a_page_slower_to_draw_than_its_time_limit_is_refused_naming_the_setting
     from mcp_server.retrieval.page_pictures import page_picture
     from mcp_server.retrieval.retriever import Retriever
 
-    hurried = papers.model_copy(update={"page_timeout_s": 0.01, "page_image_max_side": 6_000})
+    hurried = papers.updated(**{"page_timeout_s": 0.01, "page_image_max_side": 6_000})
     retriever = Retriever.open(hurried)
     try:
         with pytest.raises(InvalidQueryError) as refused:

@@ -40,7 +40,7 @@ pytestmark = pytest.mark.anyio
 
 def make_tools(acme: Retriever, settings: Settings, **changes: Any) -> RetrievalTools:
     """Tools over the shared acme retriever (never closed here) and the test database."""
-    settings = settings.model_copy(update=changes)
+    settings = settings.updated(**changes)
     return RetrievalTools(acme, open_database(settings), settings)
 
 

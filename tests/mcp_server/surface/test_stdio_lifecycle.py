@@ -173,7 +173,7 @@ def test_files_that_could_not_be_read_are_listed_for_the_host_until_they_are_men
     notes: Path, tmp_path: Path, serve: Any
 ) -> None:
     (notes / "invoice.docx").write_bytes(b"PK\x03\x04 not a real Word file")
-    settings = Settings(data_dir=tmp_path / "data", corpora=[notes], database="none", reload_interval_s=0.2)
+    settings = Settings.from_names(data_dir=tmp_path / "data", corpora=[notes], database="none", reload_interval_s=0.2)
     assert ragmcp(settings, "ingest").returncode == 0
     server = serve(settings)
     server.peer.initialize()

@@ -29,7 +29,7 @@ every 0.5 s) shows the embedding's position more than once (200 chunks took 1.2 
 
 
 def test_a_call_waiting_for_the_first_build_gets_the_embedding_of_one_long_document_as_progress(tmp_path: Path) -> None:
-    settings = Settings(
+    settings = Settings.from_names(
         data_dir=tmp_path / "data", corpora=[long_manual(tmp_path, LONG)], database="none", embedding_batch_size=BATCH
     )
     with (tmp_path / "stderr.log").open("wb") as stderr:
@@ -69,7 +69,7 @@ def test_a_call_waiting_for_the_first_build_gets_the_embedding_of_one_long_docum
 
 @pytest.mark.anyio
 async def test_the_sdk_client_hears_the_embedding_through_its_progress_callback(tmp_path: Path) -> None:
-    settings = Settings(
+    settings = Settings.from_names(
         data_dir=tmp_path / "data", corpora=[long_manual(tmp_path, LONG)], database="none", embedding_batch_size=BATCH
     )
     server = StdioServerParameters(command=SERVE[0], args=SERVE[1:], env=subprocess_env(settings), cwd=tmp_path)

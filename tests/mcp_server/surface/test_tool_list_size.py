@@ -82,7 +82,7 @@ async def test_a_50_hit_search_keeps_to_the_size_its_description_states(long_chu
         async with Client(build_server(long_chunks, tools)) as client:
             listed = await list_checked_tools(client, {"hybrid_search", "vector_search", "keyword_search",
                                                        "get_document", "check_answer"})  # fmt: skip
-            limit = long_chunks.max_result_chars
+            limit = long_chunks.calls.max_result_chars
             for name in ("hybrid_search", "vector_search", "keyword_search"):
                 result = await call_checked(client, listed, name, {"query": "widget maintenance filter", "top_k": 50})
                 found = result.structured_content

@@ -97,7 +97,7 @@ def flooded(teams_settings: Settings, tmp_path_factory: pytest.TempPathFactory) 
         "team-a": add_client(tokens_file, "team-a", Grant(corpora=("teama",), sql=False), ClientLimits()),
         "team-b": add_client(tokens_file, "team-b", Grant(corpora=("teamb",), sql=True), ClientLimits(burst=100)),
     }
-    settings = teams_settings.model_copy(update={
+    settings = teams_settings.updated(**{
         "tokens_file": tokens_file, "audit_log": audit_log, "audit_max_bytes": 10_000, "audit_backups": 1,
         "audit_client_bytes_per_minute": 16_384,
     })  # fmt: skip

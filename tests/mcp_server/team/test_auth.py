@@ -65,7 +65,7 @@ def team_server(teams_settings: Settings, tmp_path_factory: pytest.TempPathFacto
     tokens_file = root / "tokens.json"
     tokens = {name: add_client(tokens_file, name, grant, limits) for name, (grant, limits) in CLIENTS.items()}
     audit_log = root / "audit" / "audit.jsonl"
-    settings = teams_settings.model_copy(update={"tokens_file": tokens_file, "audit_log": audit_log})
+    settings = teams_settings.updated(**{"tokens_file": tokens_file, "audit_log": audit_log})
     running = HttpServer(settings, root / "stderr.log")
     yield TeamServer(running, tokens, tokens_file, audit_log)
     # One worker: uvicorn shuts down gracefully, then re-raises the SIGTERM it caught.

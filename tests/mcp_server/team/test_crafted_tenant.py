@@ -40,7 +40,7 @@ def two_teams(teams_settings: Settings, tmp_path_factory: pytest.TempPathFactory
     tokens_file = root / "tokens.json"
     crafter = add_client(tokens_file, "crafter", Grant(corpora=("teama",)), ClientLimits())  # the default limits
     searcher = add_client(tokens_file, "searcher", Grant(corpora=("teamb",)), ClientLimits(rate_per_minute=6000, burst=500))
-    settings = teams_settings.model_copy(update={"tokens_file": tokens_file, "audit_log": root / "audit.jsonl"})
+    settings = teams_settings.updated(**{"tokens_file": tokens_file, "audit_log": root / "audit.jsonl"})
     running = HttpServer(settings, root / "stderr.log")
     yield running, crafter, searcher
     assert running.stop() in (0, -signal.SIGTERM), running.log.read_text()

@@ -197,7 +197,7 @@ def test_no_auth_beyond_loopback_warns_loudly(served: list[tuple[Settings, int]]
     assert result.exit_code == 0, result.output
     assert "WARNING" in result.stderr and "NO authentication" in result.stderr
     ((settings, workers),) = served
-    assert (settings.http_host, settings.allowed_hosts, settings.stateless_http, workers) == (
+    assert (settings.http.host, settings.http.allowed_hosts, settings.http.stateless_http, workers) == (
         "0.0.0.0", ["rag.example:*"], True, 1,
     )  # fmt: skip
 
@@ -211,7 +211,7 @@ def test_a_tokens_file_turns_authentication_on(served: list[tuple[Settings, int]
     assert result.exit_code == 0, result.output
     assert "WARNING" not in result.stderr and f"bearer tokens of 1 clients in {tokens}" in result.stderr
     ((settings, _),) = served
-    assert (settings.tokens_file, settings.public_url, settings.audit_path) == (
+    assert (settings.http.tokens_file, settings.http.public_url, settings.audit_path) == (
         tokens, "https://rag.example", tmp_path / "audit.jsonl",
     )  # fmt: skip
 
@@ -237,7 +237,7 @@ def test_loopback_serving_does_not_warn(served: list[tuple[Settings, int]]) -> N
     result = CliRunner().invoke(main, ["serve", "--transport", "http", "--workers", "3", "--max-body-bytes", "65536"])
     assert result.exit_code == 0 and "WARNING" not in result.stderr
     ((settings, workers),) = served
-    assert (settings.max_body_bytes, workers) == (65536, 3)
+    assert (settings.http.max_body_bytes, workers) == (65536, 3)
 
 
 def test_several_workers_need_stateless_mode(served: list[tuple[Settings, int]]) -> None:
@@ -247,7 +247,7 @@ def test_several_workers_need_stateless_mode(served: list[tuple[Settings, int]])
 
 
 def test_workers_receive_the_parent_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    parent = Settings(
+    parent = Settings.from_names(
         data_dir=tmp_path, corpora=[tmp_path / "a", tmp_path / "b"], allowed_hosts=["a.example:*", "b.example"],
         stateless_http=False, sql_timeout_s=1.5, max_result_chars=5000,
     )  # fmt: skip
@@ -260,8 +260,8 @@ def test_workers_receive_the_parent_settings(monkeypatch: pytest.MonkeyPatch, tm
 
 
 def test_allow_lists_add_the_bound_address_but_never_a_wildcard() -> None:
-    bound: Any = transport_security(Settings(http_host="10.1.2.3", allowed_origins=["https://app.example"]))
+    bound: Any = transport_security(Settings.from_names(http_host="10.1.2.3", allowed_origins=["https://app.example"]))
     assert {"10.1.2.3:*", "localhost:*", "127.0.0.1"} <= set(bound.allowed_hosts)
     assert {"http://10.1.2.3:*", "https://app.example"} <= set(bound.allowed_origins)
-    wildcard = transport_security(Settings(http_host="0.0.0.0"))
+    wildcard = transport_security(Settings.from_names(http_host="0.0.0.0"))
     assert not any(host.startswith("0.0.0.0") for host in wildcard.allowed_hosts)

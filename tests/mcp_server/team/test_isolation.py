@@ -110,7 +110,7 @@ async def test_adding_to_another_teams_corpus_changes_nothing_a_client_receives(
 ) -> None:
     folders = build_corpora(tmp_path)
     tokens_file = tmp_path / "tokens.json"
-    settings = Settings(
+    settings = Settings.from_names(
         data_dir=tmp_path / "data", corpora=list(folders.values()), database=company_db, reload_interval_s=0.2,
         tokens_file=tokens_file, audit_log=tmp_path / "audit.jsonl",
     )  # fmt: skip

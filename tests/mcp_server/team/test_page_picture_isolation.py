@@ -57,7 +57,7 @@ def test_an_ungranted_page_is_answered_byte_for_byte_as_a_missing_one(tmp_path: 
     write_line_pdf(folders["teama"] / "leave.pdf")
     write_doc(folders["teamb"], "notes.md", "Notes", "# Notes\n\nThe launch budget is kept elsewhere.")
     tokens_file = tmp_path / "tokens.json"
-    settings = Settings(
+    settings = Settings.from_names(
         data_dir=tmp_path / "data", corpora=list(folders.values()), database="none", ocr="off",
         reload_interval_s=0.2, tokens_file=tokens_file, audit_log=tmp_path / "audit.jsonl",
     )  # fmt: skip

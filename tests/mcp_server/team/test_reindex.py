@@ -60,7 +60,7 @@ async def test_reingest_under_load_fails_no_request_and_switches_content(
     tmp_path: Path, tiny_corpus: Path, company_db: Path
 ) -> None:
     write_alpha(tiny_corpus, FUELS[0])
-    settings = Settings(
+    settings = Settings.from_names(
         data_dir=tmp_path / "data", corpora=[tiny_corpus], database=company_db, reload_interval_s=0.2
     )  # fmt: skip
     ingest(settings)
@@ -134,7 +134,7 @@ async def test_after_a_reingest_a_team_token_still_reads_only_its_corpora_within
 
     write_version(FUELS[0])
     tokens_file, audit_log = tmp_path / "tokens.json", tmp_path / "audit.jsonl"
-    settings = Settings(
+    settings = Settings.from_names(
         data_dir=tmp_path / "data", corpora=[teama, teamb], database=company_db, reload_interval_s=0.2,
         tokens_file=tokens_file, audit_log=audit_log,
     )  # fmt: skip

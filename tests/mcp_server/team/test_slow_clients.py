@@ -27,7 +27,7 @@ def slow_server(teams_settings: Settings, tmp_path_factory: pytest.TempPathFacto
     root = tmp_path_factory.mktemp("slow-clients")
     tokens_file = root / "tokens.json"
     token = add_client(tokens_file, "uploader", Grant(corpora=("teama",)), ClientLimits(max_concurrent=1))
-    settings = teams_settings.model_copy(update={
+    settings = teams_settings.updated(**{
         "tokens_file": tokens_file, "audit_log": root / "audit.jsonl",
         "http_header_timeout_s": HEADER_TIMEOUT_S, "http_body_timeout_s": BODY_TIMEOUT_S,
     })  # fmt: skip
@@ -175,7 +175,7 @@ def stream_server(teams_settings: Settings, tmp_path_factory: pytest.TempPathFac
     root = tmp_path_factory.mktemp("streams")
     tokens_file = root / "tokens.json"
     token = add_client(tokens_file, "listener", Grant(corpora=("teama",)), ClientLimits(max_concurrent=1))
-    settings = teams_settings.model_copy(update={
+    settings = teams_settings.updated(**{
         "tokens_file": tokens_file, "audit_log": root / "audit.jsonl", "http_stream_lifetime_s": STREAM_LIFETIME_S,
         "call_timeout_s": QUEUE_TIMEOUT_S, "http_body_timeout_s": 10.0,
     })  # fmt: skip

@@ -31,7 +31,7 @@ def two_teams(teams_settings: Settings, tmp_path_factory: pytest.TempPathFactory
     tokens_file = root / "tokens.json"
     heavy = add_client(tokens_file, "heavy", Grant(corpora=("teama",)), ClientLimits(max_concurrent=8, burst=50))
     light = add_client(tokens_file, "light", Grant(corpora=("teamb",)), ClientLimits(max_concurrent=8, burst=50))
-    settings = teams_settings.model_copy(update={
+    settings = teams_settings.updated(**{
         "tokens_file": tokens_file, "audit_log": root / "audit.jsonl", "sql_timeout_s": SQL_TIMEOUT_S,
         "sql_max_concurrent": 2,
     })  # fmt: skip

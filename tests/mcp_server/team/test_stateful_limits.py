@@ -65,7 +65,7 @@ def stateful_server(
     """The team server in stateful mode, in a thread; its URL, a client's headers and the held searches."""
     tokens_file = tmp_path / "tokens.json"
     token = add_client(tokens_file, "team", Grant(corpora=("teama",)), ClientLimits(max_concurrent=LIMIT, burst=50))
-    settings = teams_settings.model_copy(update={
+    settings = teams_settings.updated(**{
         "tokens_file": tokens_file, "audit_log": tmp_path / "audit.jsonl", "stateless_http": False,
         "max_concurrent_calls": CALLS,  # the process's own limit is not the one under test
     })  # fmt: skip

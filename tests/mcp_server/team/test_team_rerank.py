@@ -28,7 +28,7 @@ async def test_hybrid_search_is_reranked_from_the_clients_own_corpora_only(tmp_p
     tokens_file = tmp_path / "tokens.json"
     unlimited = ClientLimits(rate_per_minute=100_000, burst=1_000)
     with RerankStandIn(prefer=["coffee", "paper badge"]) as reranker:
-        settings = Settings(
+        settings = Settings.from_names(
             data_dir=tmp_path / "data", corpora=list(folders.values()), tokens_file=tokens_file,
             audit_log=tmp_path / "audit.jsonl", rerank_url=reranker.url, rerank_model="bge-reranker-v2-m3",
         )  # fmt: skip
