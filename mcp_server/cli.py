@@ -376,6 +376,7 @@ def status(settings: Settings, as_json: bool) -> None:
         info = {
             "index": str(retriever.generation), "built": True, "generation": manifest.generation,
             "created": manifest.created, "embedding_model": manifest.embedding_model,
+            "corpus_models": manifest.corpus_models,
             "dimension": manifest.dimension, "documents": sum(c.documents for c in corpora),
             "chunks": sum(c.chunks for c in corpora), "index_settings": manifest.settings,
             "corpora": [c.model_dump() for c in corpora], "not_served": not_served, "database": database,
@@ -394,8 +395,12 @@ def status(settings: Settings, as_json: bool) -> None:
     if manifest.settings is not None:
         recorded = " ".join(setting_assignment(name, value) for name, value in manifest.settings.items())
         click.echo(f"indexed with: {recorded} (change with: ragmcp ingest --rebuild)")
+    models = manifest.corpus_models or {}
     for c in corpora:
-        _echo_line(f"  {c.name}: {c.documents} documents, {c.chunks} chunks — {textwrap.shorten(c.description, 90)}")
+        model = f", embedded with {models[c.name]}" if c.name in models else ""
+        _echo_line(
+            f"  {c.name}: {c.documents} documents, {c.chunks} chunks{model} — {textwrap.shorten(c.description, 90)}"
+        )
     if not_served:
         listed = ", ".join(f"{c['name']} ({c['documents']} documents)" for c in not_served)
         serve = serving_setting(settings, [str(c["folder"]) for c in not_served])

@@ -14,7 +14,7 @@ from typing import Any
 
 from mcp_server.documents.window import embedding_text
 from mcp_server.embedding.loading import load_embedder
-from mcp_server.settings.embedding import DEFAULT_MODEL
+from mcp_server.settings.embedding import ENGLISH_MODEL
 from mcp_server.models import DocumentView
 from mcp_server.settings import Settings
 
@@ -96,6 +96,6 @@ def niceness(pid: int) -> int:
 
 def embedded_lengths(view: DocumentView) -> list[int]:
     """The default model's token count of each chunk's embedded text (title and chunk, special tokens included)."""
-    embedder = load_embedder(DEFAULT_MODEL)
+    embedder = load_embedder(ENGLISH_MODEL)
     assert embedder.count_tokens is not None
     return embedder.count_tokens([embedding_text(view.title, view.text[c.char_start : c.char_end]) for c in view.chunks])

@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from mcp_server.cli import main
 from mcp_server.documents.corpus import discover_documents, load_corpus_config
 from mcp_server.embedding.loading import load_embedder
-from mcp_server.settings.embedding import DEFAULT_MODEL
+from mcp_server.settings.embedding import ENGLISH_MODEL
 from mcp_server.indexing.ingest import ingest
 from mcp_server.models import DocumentView
 from mcp_server.retrieval.retriever import Retriever
@@ -305,7 +305,7 @@ def test_cli_search_per_corpus_puts_the_right_document_first(
 def test_no_chunk_is_longer_than_the_embedding_model_reads(documents: dict[str, DocumentView]) -> None:
     """Counted by the model's own tokenizer, title included as it is embedded: no chunk's tail is cut off."""
     lengths = {ref: max(embedded_lengths(view)) for ref, view in documents.items()}
-    window = load_embedder(DEFAULT_MODEL).max_tokens
+    window = load_embedder(ENGLISH_MODEL).max_tokens
     assert window is not None
     assert {ref: n for ref, n in lengths.items() if n > window} == {}
 

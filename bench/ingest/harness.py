@@ -18,7 +18,7 @@ from typing import Any
 
 from common import log
 
-from mcp_server.embedding.loading import load_embedder
+from mcp_server.indexing.embedding_models import models_of_index
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.indexing.ingest import ingest
 from mcp_server.progress import stderr_progress
@@ -31,24 +31,27 @@ def peak_rss_mib() -> float:
 
 
 def bare_embedding_seconds(settings: Settings) -> tuple[float, int]:
-    """Embed every indexed chunk's embedding text (title + chunk) with the bare model, in length order."""
-    generation, _, lease = IndexLayout(settings.index_dir).lease_current()
+    """Embed every indexed chunk's embedding text (title + chunk) with the bare model of its corpus, in length order."""
+    generation, manifest, lease = IndexLayout(settings.index_dir).lease_current()
+    models, _ = models_of_index(settings, manifest)
     store = DocumentStore(generation / "docstore.sqlite", read_only=True)
-    texts = []
+    texts: dict[str, list[str]] = {}
     for corpus in store.corpora():
         for document in store.documents(corpus.name):
             for chunk in store.chunks(corpus.name, document.doc_id):
-                texts.append(f"{document.title}\n{document.text[chunk.char_start:chunk.char_end]}")
+                texts.setdefault(corpus.name, []).append(f"{document.title}\n{document.text[chunk.char_start:chunk.char_end]}")
     store.close()
     lease.release()
-    texts.sort(key=len)
-    embedder = load_embedder(settings.embedding.model, settings.embedding.config, settings.embedding.server)
-    embedder.embed(["warm-up"])
-    started = time.perf_counter()
-    step = settings.embedding.batch_size  # as ingestion steps through the texts
-    for start in range(0, len(texts), step):
-        embedder.embed(texts[start : start + step])
-    return time.perf_counter() - started, len(texts)
+    seconds = 0.0
+    for embedder, corpora in models.groups(texts):
+        todo = sorted((text for corpus in corpora for text in texts[corpus]), key=len)
+        embedder.embed(["warm-up"])
+        started = time.perf_counter()
+        step = settings.embedding.batch_size  # as ingestion steps through the texts
+        for start in range(0, len(todo), step):
+            embedder.embed(todo[start : start + step])
+        seconds += time.perf_counter() - started
+    return seconds, sum(map(len, texts.values()))
 
 
 def measure_ingestion(settings: Settings, documents: list[Path]) -> dict[str, Any]:

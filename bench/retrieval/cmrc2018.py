@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parents[1]), str(HERE.parent), str(HERE)]  # this checkout's mcp_server, bench/, here
 
 from common import BENCH_DATA, REPO  # noqa: E402
-from mcp_server.settings.embedding import DEFAULT_MODEL  # noqa: E402
+from mcp_server.settings.embedding import AUTO_MODEL  # noqa: E402
 from harness import (  # noqa: E402
     BeirSet, bigram_tokenizer, markdown_table, prepare_index, score_runs, scored_runs, write_report,
 )
@@ -49,7 +49,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=BENCH_DATA / "cmrc2018-dev")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "retrieval" / "results-cmrc2018.json")
-    parser.add_argument("--model", default=DEFAULT_MODEL, help="RAGMCP_EMBEDDING_MODEL to index with")
+    parser.add_argument("--model", default=AUTO_MODEL, help="RAGMCP_EMBEDDING_MODEL to index with")
     args = parser.parse_args()
 
     started = time.perf_counter()

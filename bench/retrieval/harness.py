@@ -33,7 +33,7 @@ from common import (
     write_beir_corpus_folder,
 )
 
-from mcp_server.settings.embedding import DEFAULT_MODEL
+from mcp_server.settings.embedding import AUTO_MODEL
 from mcp_server.indexing.ingest import ingest
 from mcp_server.retrieval.retriever import Retriever
 from mcp_server.retrieval.search import SearchMode
@@ -79,15 +79,15 @@ def prepare_index(
     *,
     language: str | None = None,
     seed_cache: Path | None = None,
-    model: str = DEFAULT_MODEL,
+    model: str = AUTO_MODEL,
 ) -> PreparedIndex:
-    """Index ``data``'s corpus in ``bench/.cache/retrieval/<name>`` (``<name>-<model>`` for another
-    embedding model than the default) or bring it up to date.
+    """Index ``data``'s corpus in ``bench/.cache/retrieval/<name>`` (``<name>-<model>`` for one embedding
+    model named instead of the default ``auto``) or bring it up to date.
 
     ``seed_cache``: an embedding cache to copy in before the first build (the same
     texts embedded by the same model elsewhere, e.g. by the ingestion benchmark).
     """
-    root = CACHE / "retrieval" / (name if model == DEFAULT_MODEL else f"{name}-{model}")
+    root = CACHE / "retrieval" / (name if model == AUTO_MODEL else f"{name}-{model}")
     corpus_dir, data_dir = root / "corpus", root / "data"
     documents = write_beir_corpus_folder(data.corpus, corpus_dir, name, description, language)
     settings = Settings.from_names(data_dir=data_dir, corpora=[corpus_dir], max_top_k=1000, embedding_model=model)

@@ -28,7 +28,7 @@ sys.path[:0] = [str(HERE.parents[1]), str(HERE.parent), str(HERE)]  # this check
 from common import BENCH_DATA, CACHE, REPO, log, read_jsonl  # noqa: E402
 from harness import MODES, BeirSet, doc_run, machine, markdown_table, prepare_index, score_runs  # noqa: E402
 
-from mcp_server.settings.embedding import DEFAULT_MODEL, MULTILINGUAL_MODEL  # noqa: E402
+from mcp_server.settings.embedding import ENGLISH_MODEL, MULTILINGUAL_MODEL  # noqa: E402
 from mcp_server.retrieval.retriever import Retriever  # noqa: E402
 
 SETS = {  # folder, language, measures, chunks per query
@@ -82,7 +82,7 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=300)
     parser.add_argument("--queries", type=int, default=150)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--models", nargs="+", default=[DEFAULT_MODEL, MULTILINGUAL_MODEL])
+    parser.add_argument("--models", nargs="+", default=[ENGLISH_MODEL, MULTILINGUAL_MODEL])
     args = parser.parse_args()
 
     folder, language, measures, top_k = SETS[args.set]

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from mcp_server.embedding.loading import load_embedder
-from mcp_server.settings.embedding import DEFAULT_MODEL
+from mcp_server.settings.embedding import ENGLISH_MODEL
 
 WORD_MEANING = 0.55
 """Cosine similarity from which two single words count as meaning nearly the same. Measured on the
@@ -50,7 +50,7 @@ def best_similarity(text: str, others: Sequence[str]) -> float:
 def _embed(texts: Sequence[str]) -> list[npt.NDArray[np.float32]]:
     keys = [text[:MAX_CHARS] for text in texts]
     missing = list(dict.fromkeys(key for key in keys if key not in _cache))
-    embedded = dict(zip(missing, load_embedder(DEFAULT_MODEL).embed(missing), strict=True)) if missing else {}
+    embedded = dict(zip(missing, load_embedder(ENGLISH_MODEL).embed(missing), strict=True)) if missing else {}
     vectors = [embedded[key] if key in embedded else _cache[key] for key in keys]
     for key, vector in zip(keys, vectors, strict=True):  # kept newest last; the oldest go once all are read
         _cache[key] = vector

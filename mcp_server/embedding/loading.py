@@ -14,10 +14,10 @@ import numpy.typing as npt
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import known_embedding_functions
 
-from mcp_server.embedding.e5_model import E5SentenceEmbedding
+from mcp_server.embedding.e5_model import E5_SCALE, E5SentenceEmbedding
 from mcp_server.embedding.onnx_model import OnnxSentenceEmbedding
 from mcp_server.embedding.openai_server import ServerEmbedding
-from mcp_server.settings.embedding import DEFAULT_MODEL, MULTILINGUAL_MODEL, EmbeddingServer
+from mcp_server.settings.embedding import ENGLISH_MODEL, MULTILINGUAL_MODEL, EmbeddingServer
 from mcp_server.errors import EmbeddingModelError, EmbeddingModelMismatchError
 
 @dataclass
@@ -29,6 +29,9 @@ class Embedder:
     function: EmbeddingFunction[Documents]
     count_tokens: Callable[[Sequence[str]], list[int]] | None = None
     max_tokens: int | None = None
+    scale: tuple[float, float] = (1.0, 0.0)
+    """(slope, offset) putting the model's cosine similarities on the scale searches merge and fuse them on
+    (all-MiniLM-L6-v2's; :mod:`mcp_server.embedding.choice`)."""
 
     @cached_property
     def dimension(self) -> int:
@@ -63,10 +66,10 @@ def load_embedder(spec: str, config_json: str | None = None, server: EmbeddingSe
 
     Raises EmbeddingModelError when the spec is malformed or the model cannot be loaded.
     """
-    if spec == DEFAULT_MODEL:
+    if spec == ENGLISH_MODEL:
         return _local_embedder("all-MiniLM-L6-v2-int8", OnnxSentenceEmbedding())
     if spec == MULTILINGUAL_MODEL:
-        return _local_embedder("multilingual-e5-small-q4", E5SentenceEmbedding())
+        return _local_embedder("multilingual-e5-small-q4", E5SentenceEmbedding(), scale=E5_SCALE)
     kind, _, value = spec.partition(":")
     if kind == "onnx" and value:
         function = OnnxSentenceEmbedding(model=value)
@@ -77,14 +80,18 @@ def load_embedder(spec: str, config_json: str | None = None, server: EmbeddingSe
     if kind == "chroma" and value:
         return Embedder(name=f"chroma:{value}", function=_chroma_function(value, config_json))
     raise EmbeddingModelError(
-        f"unknown embedding model spec {spec!r}; use '{DEFAULT_MODEL}', '{MULTILINGUAL_MODEL}', 'onnx:<model directory>', "
+        f"unknown embedding model spec {spec!r}; use '{ENGLISH_MODEL}', '{MULTILINGUAL_MODEL}', 'onnx:<model directory>', "
         "'openai:<model served at RAGMCP_EMBEDDING_URL>' or 'chroma:<embedding function name>'"
     )
 
 
-def _local_embedder(name: str, function: OnnxSentenceEmbedding | E5SentenceEmbedding) -> Embedder:
+def _local_embedder(
+    name: str, function: OnnxSentenceEmbedding | E5SentenceEmbedding, scale: tuple[float, float] = (1.0, 0.0)
+) -> Embedder:
     """A model run in this process: it says how many tokens it reads and counts them."""
-    return Embedder(name=name, function=function, count_tokens=function.count_tokens, max_tokens=function.max_tokens)
+    return Embedder(
+        name=name, function=function, count_tokens=function.count_tokens, max_tokens=function.max_tokens, scale=scale
+    )
 
 
 def _chroma_function(name: str, config_json: str | None) -> EmbeddingFunction[Documents]:

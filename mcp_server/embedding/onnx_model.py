@@ -24,7 +24,7 @@ import numpy.typing as npt
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
-from mcp_server.settings.embedding import DEFAULT_MODEL
+from mcp_server.settings.embedding import ENGLISH_MODEL
 from mcp_server.errors import EmbeddingModelError
 
 DEFAULT_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
@@ -125,10 +125,10 @@ class OnnxSentenceEmbedding(CosineEmbeddingFunction):
     local directory holding ``model.onnx`` and ``tokenizer.json``.
     """
 
-    def __init__(self, model: str = DEFAULT_MODEL, max_tokens: int = MAX_TOKENS) -> None:
+    def __init__(self, model: str = ENGLISH_MODEL, max_tokens: int = MAX_TOKENS) -> None:
         self.model = model
         self.max_tokens = max_tokens
-        if model == DEFAULT_MODEL:
+        if model == ENGLISH_MODEL:
             self._model_path, self._tokenizer_path = default_model_files()
             self._expected_sha256: str | None = DEFAULT_MODEL_SHA256
         else:

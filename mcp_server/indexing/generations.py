@@ -54,23 +54,18 @@ class Manifest:
 
     generation: str
     created: str
-    embedding_model: str
+    embedding_model: str  # ``auto`` (each corpus's model in corpus_models), or the one model's name
     dimension: int
     documents: int
     chunks: int
     vector_collection: str | None = None  # the Chroma server collections' name prefix; None: embedded in chroma/
     layout: int = 1  # how the stores are arranged (STORE_LAYOUT when written by this version)
     settings: dict[str, Any] | None = None  # the INDEX_SETTINGS it was built with; None: not recorded (older version)
+    corpus_models: dict[str, str] | None = None  # with ``auto``: each corpus's model spec (mcp_server.embedding.choice)
 
-    def check_model(self, model: str, dimension: int | None = None) -> None:
-        """Refuse another model, or the same one now giving vectors of another length than the index holds."""
-        if model != self.embedding_model:
-            raise EmbeddingModelMismatchError(
-                f"the index was built with embedding model {self.embedding_model!r} ({self.dimension}-d), "
-                f"but {model!r} is configured. Either set RAGMCP_EMBEDDING_MODEL (and RAGMCP_EMBEDDING_URL) back to "
-                "the model the index was built with, or rebuild the index with the new model: ragmcp ingest --rebuild"
-            )
-        if dimension is not None and dimension != self.dimension:
+    def check_dimension(self, model: str, dimension: int) -> None:
+        """Refuse vectors of another length than the index holds (another model answering under ``model``'s name)."""
+        if dimension != self.dimension:
             raise EmbeddingModelMismatchError(
                 f"the index holds {self.dimension}-dimensional vectors from embedding model {model!r}, but it now "
                 f"returns {dimension}-dimensional ones: another model answers under that name. Serve the model the "

@@ -45,14 +45,17 @@ from mcp_server.documents.corpus import (
     load_corpus_config,
     scan_corpus,
 )
-from mcp_server.documents.extract import check_chunk_cap
+from mcp_server.documents.extract import Extracted, check_chunk_cap
 from mcp_server.documents.limits import FileInput, ReadingLimits
 from mcp_server.documents.reader_process import DocumentReader
 from mcp_server.documents.safe_open import read_inside
 from mcp_server.documents.window import TokenWindow, embedding_text, fit_to_window
-from mcp_server.embedding.loading import Embedder, load_embedder
+from mcp_server.embedding.choice import SAMPLE_CHARS, CorpusModels, auto_spec
+from mcp_server.embedding.loading import Embedder
+from mcp_server.settings.embedding import ENGLISH_MODEL
 from mcp_server.errors import IngestError
 from mcp_server.indexing.build_status import INDEXING_PHASE, BuildRecord, BuildStatus, read_build_status
+from mcp_server.indexing.embedding_models import models_of_index
 from mcp_server.indexing.configured import check_unique_name, configured_corpora
 from mcp_server.indexing.keyword_writer import KeywordWriter, open_keyword_writer
 from mcp_server.indexing.recorded_settings import adopt_recorded
@@ -306,11 +309,11 @@ def remove_corpora(
         previous.close()
         if not doomed:
             return None
-        embedder = load_embedder(settings.embedding.model, settings.embedding.config, settings.embedding.server)
+        models, _ = models_of_index(settings, manifest)
         name = new_generation_name()
         collection = server_collection_name(name) if settings.chroma_url is not None else None
         staging = layout.stage(name, copy_current=True, skip=("chroma",) if collection else ())
-        vectors = _staging_vectors(staging, collection, current, manifest, embedder, settings)
+        vectors = _staging_vectors(staging, collection, current, manifest, models, settings)
         docstore = DocumentStore(staging / "docstore.sqlite")
         keywords = WhooshIndex(staging / "whoosh")
         try:
@@ -318,12 +321,13 @@ def remove_corpora(
                 docstore.remove_corpus(corpus)
                 vectors.remove_corpus(corpus)
                 keywords.remove_corpus(corpus)
+                models.forget(corpus)
             docstore.commit()
         finally:
             docstore.close()
             vectors.close()
             keywords.close()
-        return _publish(layout, staging, name, embedder, collection, settings).generation
+        return _publish(layout, staging, name, models, collection, settings).generation
 
 
 @contextmanager
@@ -383,7 +387,6 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
     started = time.perf_counter()
     layout = IndexLayout(settings.index_dir)
     _drop_vectors_of(settings, layout.remove_stale())
-    embedder = load_embedder(settings.embedding.model, settings.embedding.config, settings.embedding.server)
     current = layout.current()
     current_manifest = read_manifest(current) if current is not None else None
     notes: list[str] = []
@@ -405,7 +408,6 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
         previous = DocumentStore(current / "docstore.sqlite", read_only=True)
         known = {c.name: Path(c.root) for c in previous.corpora()}
         if not rebuild:
-            current_manifest.check_model(embedder.name)
             stored_corpora = {c.name: c for c in previous.corpora()}
             stored_fingerprints = {name: previous.fingerprints(name) for name in known}
             stored_skips = {name: previous.skips(name) for name in known}
@@ -413,6 +415,8 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
         previous.close()
         if rebuild:
             current = current_manifest = None
+    models, note = models_of_index(settings, current_manifest)
+    notes += [note] if note else []
 
     configs = resolve_targets(settings, targets, known)
     if rebuild:  # a fresh index still holds every corpus it held: only `ragmcp corpus remove` drops one
@@ -433,22 +437,22 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
         return IngestReport(corpora=reports, generation=None, seconds=time.perf_counter() - started, notes=notes)
 
     # Before staging anything: the model must answer (a server may be down), with the index's dimension.
-    dimension = embedder.dimension
+    dimension = models.dimension
     if current_manifest is not None:
-        current_manifest.check_model(embedder.name, dimension)
+        current_manifest.check_dimension(models.identity, dimension)
     name = new_generation_name()
     collection = server_collection_name(name) if settings.chroma_url is not None else None
     staging = layout.stage(name, copy_current=current is not None, skip=("chroma",) if collection else ())
-    vectors = _staging_vectors(staging, collection, current, current_manifest, embedder, settings)
-    report = _build(staging, configs, plans, vectors, embedder, settings, progress)
-    report.corpora, report.notes = reports, notes
-    report.generation = _publish(layout, staging, name, embedder, collection, settings).generation
+    vectors = _staging_vectors(staging, collection, current, current_manifest, models, settings)
+    report = _build(staging, configs, plans, vectors, models, settings, progress)
+    report.corpora, report.notes = reports, notes + report.notes
+    report.generation = _publish(layout, staging, name, models, collection, settings).generation
     report.seconds = time.perf_counter() - started
     return report
 
 
 def _publish(
-    layout: IndexLayout, staging: Path, name: str, embedder: Embedder, collection: str | None, settings: Settings
+    layout: IndexLayout, staging: Path, name: str, models: CorpusModels, collection: str | None, settings: Settings
 ) -> Manifest:
     """Publish the built ``staging`` directory as generation ``name``, then remove stale generations."""
     docstore = DocumentStore(staging / "docstore.sqlite", read_only=True)
@@ -457,13 +461,14 @@ def _publish(
     manifest = Manifest(
         generation=name,
         created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        embedding_model=embedder.name,
-        dimension=embedder.dimension,
+        embedding_model=models.identity,
+        dimension=models.dimension,
         documents=sum(d for d, _ in counts.values()),
         chunks=sum(c for _, c in counts.values()),
         vector_collection=collection,
         layout=STORE_LAYOUT,
         settings=settings.index_settings(),
+        corpus_models=models.recorded(),
     )
     layout.publish(staging, manifest)
     _drop_vectors_of(settings, layout.remove_stale())
@@ -475,16 +480,16 @@ def _staging_vectors(
     collection: str | None,
     current: Path | None,
     current_manifest: Manifest | None,
-    embedder: Embedder,
+    models: CorpusModels,
     settings: Settings,
 ) -> ChromaStore:
     """The new generation's vector store: the staged copy of ``chroma/``, or a new collection on
     the Chroma server holding a copy of the current generation's vectors."""
     if collection is None or settings.chroma_url is None:
-        return ChromaStore.embedded(staging / "chroma", embedder)
-    store = ChromaStore.on_server(settings.chroma_url, collection, embedder, create=True)
+        return ChromaStore.embedded(staging / "chroma", models)
+    store = ChromaStore.on_server(settings.chroma_url, collection, models, create=True)
     if current is not None and current_manifest is not None:
-        previous = open_generation_vectors(current, current_manifest.vector_collection, settings.chroma_url, embedder)
+        previous = open_generation_vectors(current, current_manifest.vector_collection, settings.chroma_url, models)
         try:
             store.copy_from(previous)
         except BaseException:
@@ -585,7 +590,7 @@ def _build(
     configs: Sequence[CorpusConfig],
     plans: Sequence[_Plan],
     vectors: ChromaStore,
-    embedder: Embedder,
+    models: CorpusModels,
     settings: Settings,
     progress: ProgressSink,
 ) -> IngestReport:
@@ -596,11 +601,15 @@ def _build(
     batch is stored, embedded (from the cache where it can be) and written to the vector and
     keyword stores before the next is read, so memory does not grow with the corpus.
 
+    A corpus whose model is not settled yet (``auto``, a corpus new to the index) gets it from its
+    declared language at once, or else from its first :data:`SAMPLE_CHARS` characters of text: its
+    first documents are held, read but not yet cut to a model's window, until then.
+
     ``progress`` counts a document once its batch is written, and hears in between which
     document is being read (and its pages) and how far the embedding of a batch is.
     """
     docstore = DocumentStore(staging / "docstore.sqlite")
-    cache = EmbeddingCache(settings.embedding_cache_path, embedder.name, embedder.dimension)
+    caches = _Caches(settings.embedding_cache_path)
     reader = DocumentReader(lambda file, page, pages: progress.detail(f"reading {file.path.name}: page {page} of {pages}"))
     keyword_writer: KeywordWriter | None = None
     report = IngestReport(corpora=[], generation=None)
@@ -623,22 +632,43 @@ def _build(
             keywords.close()
 
         documents = sum(len(p.to_load) for p in plans)
-        keyword_writer = open_keyword_writer(staging / "whoosh", documents)
-        window = model_window(embedder)
+        keyword_writer = writer = open_keyword_writer(staging / "whoosh", documents)
         progress.start(INDEXING_PHASE, documents)
         batch: list[_PreparedChunk] = []
         loaded = 0  # documents read since the last batch was written
+
+        def store(plan: _Plan, read: _Read) -> None:
+            nonlocal batch, loaded
+            window = model_window(models.of(plan.config.name))
+            batch.extend(_store_document(docstore, plan, read, window, settings))
+            loaded += 1
+            if len(batch) >= BATCH_CHUNKS:
+                report.add(_write_batch(batch, caches, models, vectors, writer, settings, progress))
+                progress.advance(loaded)
+                batch, loaded = [], 0
+
         for plan in plans:
+            held: list[_Read] = []  # read before the corpus's model is settled
             for source in plan.to_load:
                 progress.detail(f"reading {source.path.name}")
-                batch.extend(_load_into_docstore(docstore, plan, source, reader, window, settings))
-                loaded += 1
-                if len(batch) >= BATCH_CHUNKS:
-                    report.add(_write_batch(batch, cache, embedder, vectors, keyword_writer, settings, progress))
-                    progress.advance(loaded)
-                    batch, loaded = [], 0
+                read = _read_document(docstore, plan, source, reader, settings)
+                if read is None:
+                    loaded += 1
+                elif models.knows(plan.config.name):
+                    store(plan, read)
+                else:
+                    held.append(read)
+                    if plan.config.language is not None or sum(len(r.text) for r in held) >= SAMPLE_CHARS:
+                        report.notes += _settle_model(models, plan.config, held)
+                        for waiting in held:
+                            store(plan, waiting)
+                        held = []
+            if held:
+                report.notes += _settle_model(models, plan.config, held)
+                for waiting in held:
+                    store(plan, waiting)
         if batch:
-            report.add(_write_batch(batch, cache, embedder, vectors, keyword_writer, settings, progress))
+            report.add(_write_batch(batch, caches, models, vectors, writer, settings, progress))
         if loaded:
             progress.advance(loaded)
         for plan in plans:
@@ -651,9 +681,40 @@ def _build(
             keyword_writer.abort()
         reader.close()
         docstore.close()
-        cache.close()
+        caches.close()
         vectors.close()
     return report
+
+
+def _settle_model(models: CorpusModels, config: CorpusConfig, held: Sequence[_Read]) -> list[str]:
+    """Give the corpus ``config`` names the model ``auto`` chooses for it (its declared language, else the
+    text ``held``); returns the lines that tell the user which model and why."""
+    sample = "\n".join(read.text for read in held)[:SAMPLE_CHARS]
+    spec, problem = auto_spec(config.language, sample)
+    embedder = models.choose(config.name, spec)
+    if problem is not None:
+        return [f"{config.name}: {problem}"]
+    if spec == ENGLISH_MODEL:
+        return []
+    why = f"its corpus.toml declares language {config.language!r}" if config.language else "its text is mostly CJK"
+    return [f"{config.name}: embedded with {spec} ({embedder.name}), as {why}"]
+
+
+class _Caches:
+    """The embedding cache, opened once per model that embeds in this run."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._open: dict[str, EmbeddingCache] = {}
+
+    def of(self, embedder: Embedder) -> EmbeddingCache:
+        if embedder.name not in self._open:
+            self._open[embedder.name] = EmbeddingCache(self._path, embedder.name, embedder.dimension)
+        return self._open[embedder.name]
+
+    def close(self) -> None:
+        for cache in self._open.values():
+            cache.close()
 
 
 def model_window(embedder: Embedder) -> TokenWindow | None:
@@ -665,19 +726,25 @@ def model_window(embedder: Embedder) -> TokenWindow | None:
 
 def _write_batch(
     batch: Sequence[_PreparedChunk],
-    cache: EmbeddingCache,
-    embedder: Embedder,
+    caches: _Caches,
+    models: CorpusModels,
     vectors: ChromaStore,
     keywords: KeywordWriter,
     settings: Settings,
     progress: ProgressSink,
 ) -> _Written:
-    """Embed ``batch`` and write it to the vector and keyword stores."""
-    embeddings, computed, seconds = _embed(batch, cache, embedder, settings, progress)
+    """Embed ``batch`` (each chunk by its corpus's model) and write it to the vector and keyword stores."""
+    embeddings: dict[int, npt.NDArray[np.float32]] = {}
+    computed, seconds = 0, 0.0
+    for embedder, corpora in models.groups({c.corpus for c in batch}):
+        positions = [i for i, c in enumerate(batch) if c.corpus in corpora]
+        vectors_of, n, took = _embed([batch[i] for i in positions], caches.of(embedder), embedder, settings, progress)
+        embeddings.update(zip(positions, vectors_of))
+        computed, seconds = computed + n, seconds + took
     vectors.add(
         [
-            VectorRecord(DocumentRef(c.corpus, c.doc_id, c.chunk).store_key, c.corpus, c.doc_id, c.chunk, e)
-            for c, e in zip(batch, embeddings)
+            VectorRecord(DocumentRef(c.corpus, c.doc_id, c.chunk).store_key, c.corpus, c.doc_id, c.chunk, embeddings[i])
+            for i, c in enumerate(batch)
         ]
     )
     keywords.add(
@@ -689,22 +756,27 @@ def _write_batch(
     return _Written(len(batch), computed, seconds)
 
 
-def _load_into_docstore(
-    docstore: DocumentStore,
-    plan: _Plan,
-    source: SourceFile,
-    reader: DocumentReader,
-    window: TokenWindow | None,
-    settings: Settings,
-) -> list[_PreparedChunk]:
-    """Read, load and chunk one document, store it, and return its chunks ready to embed and index.
+@dataclass(frozen=True)
+class _Read:
+    """A document read and parsed, not yet cut to a model's window nor stored."""
 
-    The file is read once, from inside its corpus folder (:mod:`mcp_server.documents.safe_open`);
-    what is stored - text and fingerprint - comes from those bytes, whatever the file is by now.
-    A file that cannot be read, decoded or parsed, or is not worth indexing, is recorded as
-    refused (replacing what it was before) and reported in the plan; it yields no chunks.
-    Chunks longer than the model's ``window`` are cut again to fit it (:mod:`mcp_server.documents.window`).
-    """
+    source: SourceFile
+    fingerprint: str
+    file: FileInput
+    extracted: Extracted
+
+    @property
+    def text(self) -> str:
+        return self.extracted.document.text
+
+
+def _read_document(
+    docstore: DocumentStore, plan: _Plan, source: SourceFile, reader: DocumentReader, settings: Settings
+) -> _Read | None:
+    """Read and parse one document, once, from inside its corpus folder (:mod:`mcp_server.documents.safe_open`);
+    what is stored later - text and fingerprint - comes from those bytes, whatever the file is by now.
+    A file that cannot be read, decoded or parsed, or is not worth indexing, is recorded as refused
+    (:func:`_refuse`), and None returned."""
     config = plan.config
     limits = reading_limits(settings)
     fingerprint = ""
@@ -712,28 +784,48 @@ def _load_into_docstore(
         data = read_inside(source.path, config.root.resolve(), limits.max_file_bytes)
         fingerprint = file_fingerprint(data, config)
         file = FileInput(data, source.path, limits, source.mtime_ns)
-        extracted = reader.read(file, config.chunking)
-        if window is not None:
-            extracted = fit_to_window(extracted, config.chunking, window)
-            check_chunk_cap(file, len(extracted.chunks))
+        return _Read(source, fingerprint, file, reader.read(file, config.chunking))
     except IngestError as error:
-        reason = _reason(error, source)
-        if fingerprint:
-            docstore.put_skip(config.name, StoredSkip(source.doc_id, source.relpath, _skip_key(fingerprint, limits), reason))
-        plan.report.skipped.append(SkippedFile(source.relpath, reason))
-        plan.report.skipped.sort(key=lambda skip: skip.source)
-        if source.doc_id in plan.report.added:
-            plan.report.added.remove(source.doc_id)
-        elif source.doc_id in plan.report.changed:  # indexed before: now out of the index, in all stores
-            plan.report.changed.remove(source.doc_id)
-            plan.report.deleted.append(source.doc_id)
-        return []
+        _refuse(docstore, plan, source, fingerprint, error, limits)
+        return None
+
+
+def _refuse(
+    docstore: DocumentStore, plan: _Plan, source: SourceFile, fingerprint: str, error: IngestError, limits: ReadingLimits
+) -> None:
+    """Record ``source`` as refused (replacing what it was before) and report it in the plan."""
+    reason = _reason(error, source)
+    if fingerprint:
+        docstore.put_skip(plan.config.name, StoredSkip(source.doc_id, source.relpath, _skip_key(fingerprint, limits), reason))
+    plan.report.skipped.append(SkippedFile(source.relpath, reason))
+    plan.report.skipped.sort(key=lambda skip: skip.source)
+    if source.doc_id in plan.report.added:
+        plan.report.added.remove(source.doc_id)
+    elif source.doc_id in plan.report.changed:  # indexed before: now out of the index, in all stores
+        plan.report.changed.remove(source.doc_id)
+        plan.report.deleted.append(source.doc_id)
+
+
+def _store_document(
+    docstore: DocumentStore, plan: _Plan, read: _Read, window: TokenWindow | None, settings: Settings
+) -> list[_PreparedChunk]:
+    """Store a document read, and return its chunks ready to embed and index. Chunks longer than the
+    model's ``window`` are cut again to fit it (:mod:`mcp_server.documents.window`); a document that then
+    has too many chunks is refused instead (:func:`_refuse`) and yields none."""
+    config, source, extracted = plan.config, read.source, read.extracted
+    if window is not None:
+        try:
+            extracted = fit_to_window(extracted, config.chunking, window)
+            check_chunk_cap(read.file, len(extracted.chunks))
+        except IngestError as error:
+            _refuse(docstore, plan, source, read.fingerprint, error, reading_limits(settings))
+            return []
     loaded, chunks = extracted.document, extracted.chunks
     docstore.put_document(
         StoredDocument(
             corpus=config.name, doc_id=source.doc_id, source=source.relpath, title=loaded.title,
             category=loaded.category, tags=loaded.tags, date=loaded.date, url=loaded.url,
-            extra=loaded.extra, fingerprint=fingerprint, text=loaded.text, page_kind=loaded.page_kind,
+            extra=loaded.extra, fingerprint=read.fingerprint, text=loaded.text, page_kind=loaded.page_kind,
         ),
         [
             StoredChunk(

@@ -24,9 +24,10 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Self
 
-from mcp_server.embedding.loading import Embedder, load_embedder
+from mcp_server.embedding.choice import CorpusModels
 from mcp_server.errors import BackendUnavailableError, IndexMissingError, NotFoundError
 from mcp_server.indexing.configured import configured_names
+from mcp_server.indexing.embedding_models import models_of_index
 from mcp_server.indexing.generations import STORE_LAYOUT, GenerationLease, IndexLayout, Manifest
 from mcp_server.models import MAX_LISTED_SKIPS, CorpusInfo, SkippedFileInfo
 from mcp_server.settings import Settings
@@ -39,12 +40,11 @@ class OpenGeneration:
     """The stores of one leased index generation and the corpora each caller may read. Safe to share between threads."""
 
     def __init__(
-        self, generation: Path, manifest: Manifest, embedder: Embedder, settings: Settings,
+        self, generation: Path, manifest: Manifest, models: CorpusModels, settings: Settings,
         lease: GenerationLease | None = None, *, vectors_in_background: bool = False,
     ) -> None:  # fmt: skip
-        """Open ``generation`` (its vectors on a thread if ``vectors_in_background``, see the module
-        docstring); ``lease`` (if any) is released by :meth:`close`."""
-        manifest.check_model(embedder.name)
+        """Open ``generation``, whose corpora are embedded by ``models`` (its vectors on a thread if
+        ``vectors_in_background``, see the module docstring); ``lease`` (if any) is released by :meth:`close`."""
         if manifest.layout != STORE_LAYOUT:
             raise IndexMissingError(
                 f"index generation {generation.name} was built by an older version of ragmcp; "
@@ -53,7 +53,7 @@ class OpenGeneration:
         self.generation = generation
         self.manifest = manifest
         self.settings = settings
-        self.embedder = embedder
+        self.models = models
         self._lease = lease
         self.docstore = DocumentStore(generation / "docstore.sqlite", read_only=True)
         self.keywords = WhooshIndex(
@@ -90,7 +90,7 @@ class OpenGeneration:
     def _checked_vectors(self) -> ChromaStore:
         """The generation's vector store, checked to hold every corpus that has chunks."""
         vectors = open_generation_vectors(
-            self.generation, self.manifest.vector_collection, self.settings.chroma_url, self.embedder
+            self.generation, self.manifest.vector_collection, self.settings.chroma_url, self.models
         )
         with_vectors = set(vectors.corpora())
         missing = sorted(name for name, (_, chunks) in self._counts.items() if chunks and name not in with_vectors)
@@ -108,19 +108,15 @@ class OpenGeneration:
         return self._vectors_opened.result()
 
     @classmethod
-    def open(
-        cls, settings: Settings, embedder: Embedder | None = None, *, vectors_in_background: bool = False
-    ) -> Self:
+    def open(cls, settings: Settings, *, vectors_in_background: bool = False) -> Self:
         """Open (and lease) the current generation; raises IndexMissingError, EmbeddingModelMismatchError
         or BackendUnavailableError (with ``vectors_in_background``, a vector store's error comes with
         the first vector search instead)."""
         generation, manifest, lease = IndexLayout(settings.index_dir).lease_current()
         try:
             configured_names(settings)  # a missing configured folder: its clear error before the model loads
-            embedder = embedder or load_embedder(
-                settings.embedding.model, settings.embedding.config, settings.embedding.server
-            )
-            return cls(generation, manifest, embedder, settings, lease, vectors_in_background=vectors_in_background)
+            models, _ = models_of_index(settings, manifest)
+            return cls(generation, manifest, models, settings, lease, vectors_in_background=vectors_in_background)
         except BaseException:
             lease.release()
             raise

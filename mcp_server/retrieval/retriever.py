@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcp_server.embedding.loading import Embedder
+from mcp_server.embedding.choice import CorpusModels
 from mcp_server.indexing.generations import GenerationLease, Manifest
 from mcp_server.retrieval.generation import OpenGeneration
 from mcp_server.retrieval.reading import DocumentReader
@@ -28,10 +28,10 @@ class Retriever(OpenGeneration):
     """Search and read one index generation. Safe to share between threads."""
 
     def __init__(
-        self, generation: Path, manifest: Manifest, embedder: Embedder, settings: Settings,
+        self, generation: Path, manifest: Manifest, models: CorpusModels, settings: Settings,
         lease: GenerationLease | None = None, *, vectors_in_background: bool = False,
     ) -> None:  # fmt: skip
         """Open ``generation`` (see :class:`~mcp_server.retrieval.generation.OpenGeneration`) and its two rooms."""
-        super().__init__(generation, manifest, embedder, settings, lease, vectors_in_background=vectors_in_background)
+        super().__init__(generation, manifest, models, settings, lease, vectors_in_background=vectors_in_background)
         self.searcher = Searcher(self)
         self.documents = DocumentReader(self)

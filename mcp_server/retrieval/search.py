@@ -137,9 +137,18 @@ class Searcher:
     def _vector_ranking(
         self, query: str, k: int, corpora: list[str] | None, doc_keys: set[str] | None
     ) -> list[tuple[str, float]]:
-        embedding = self._opened.embedder.embed_query(query)
-        self._opened.manifest.check_model(self._opened.embedder.name, len(embedding))
-        return self._opened.vectors.query(embedding, k, corpora=corpora, doc_keys=doc_keys)
+        """The ``k`` nearest chunks in ``corpora`` (None: all): the query embedded by each model the corpora
+        are embedded with, each model's similarities on the common scale (:mod:`mcp_server.embedding.choice`)."""
+        vectors = self._opened.vectors
+        searched = vectors.corpora() if corpora is None else sorted(set(corpora) & set(vectors.corpora()))
+        found: list[tuple[str, float]] = []
+        for embedder, names in self._opened.models.groups(searched):
+            embedding = embedder.embed_query(query)
+            self._opened.manifest.check_dimension(embedder.name, len(embedding))
+            slope, offset = embedder.scale
+            hits = vectors.query(embedding, k, corpora=names, doc_keys=doc_keys)
+            found.extend((cid, slope * similarity + offset) for cid, similarity in hits)
+        return sorted(found, key=lambda hit: (-hit[1], hit[0]))[:k]
 
     def _keyword_ranking(
         self,

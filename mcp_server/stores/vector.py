@@ -37,7 +37,7 @@ from chromadb.api.models.Collection import Collection
 from chromadb.config import Settings as ChromaSettings
 from chromadb.errors import NotFoundError as ChromaNotFoundError
 
-from mcp_server.embedding.loading import Embedder
+from mcp_server.embedding.choice import CorpusModels
 from mcp_server.errors import BackendUnavailableError
 
 EMBEDDED_PREFIX = "corpus"
@@ -62,31 +62,32 @@ class ChromaStore:
     """Adds, deletes and queries chunk vectors in one collection per corpus; filters by document key."""
 
     def __init__(
-        self, client: ClientAPI, prefix: str, embedder: Embedder, *, create: bool, scratch: Path | None = None
+        self, client: ClientAPI, prefix: str, models: CorpusModels, *, create: bool, scratch: Path | None = None
     ) -> None:
-        """Open the collections named ``<prefix>-<hash>`` through ``client``; ``scratch`` is a directory
-        to delete on close. A reader (``create=False``) requires at least one collection or ``prefix``
+        """Open the collections named ``<prefix>-<hash>`` through ``client``, each with its corpus's model from
+        ``models``; ``scratch`` is a directory to delete on close. A reader (``create=False``) requires at least one collection or ``prefix``
         to be marked as present (see :meth:`on_server`)."""
         self._client = client
         self._scratch = scratch
         self._prefix = prefix
-        self._embedder = embedder
+        self._models = models
         self._create = create
         self._collections: dict[str, Collection] = {}
         for collection in client.list_collections():
             if collection.name.startswith(f"{prefix}-") and collection.metadata and "corpus" in collection.metadata:
-                self._collections[str(collection.metadata["corpus"])] = client.get_collection(
-                    collection.name, embedding_function=embedder.function  # type: ignore[arg-type]
+                corpus = str(collection.metadata["corpus"])
+                self._collections[corpus] = client.get_collection(
+                    collection.name, embedding_function=models.of(corpus).function  # type: ignore[arg-type]
                 )
 
     @classmethod
-    def embedded(cls, path: Path, embedder: Embedder) -> ChromaStore:
+    def embedded(cls, path: Path, models: CorpusModels) -> ChromaStore:
         """The collections in a generation's own ``chroma/`` directory (created if missing)."""
         client = chromadb.PersistentClient(path=str(path), settings=ChromaSettings(anonymized_telemetry=False))
-        return cls(client, EMBEDDED_PREFIX, embedder, create=True)
+        return cls(client, EMBEDDED_PREFIX, models, create=True)
 
     @classmethod
-    def private_copy(cls, path: Path, embedder: Embedder) -> ChromaStore:
+    def private_copy(cls, path: Path, models: CorpusModels) -> ChromaStore:
         """A copy of the embedded collections at ``path`` in the temporary directory, deleted on close."""
         scratch = Path(tempfile.mkdtemp(prefix="ragmcp-vectors-"))
         try:
@@ -95,12 +96,12 @@ class ChromaStore:
         except BaseException:
             shutil.rmtree(scratch, ignore_errors=True)
             raise
-        return cls(client, EMBEDDED_PREFIX, embedder, create=False, scratch=scratch)
+        return cls(client, EMBEDDED_PREFIX, models, create=False, scratch=scratch)
 
     @classmethod
-    def on_server(cls, url: str, prefix: str, embedder: Embedder, *, create: bool = False) -> ChromaStore:
+    def on_server(cls, url: str, prefix: str, models: CorpusModels, *, create: bool = False) -> ChromaStore:
         """The collections named ``<prefix>-<hash>`` on the Chroma server at ``url``."""
-        return cls(connect_server(url), prefix, embedder, create=create)
+        return cls(connect_server(url), prefix, models, create=create)
 
     def close(self) -> None:
         self._client.close()  # type: ignore[attr-defined]  # in chromadb 1.x, missing from ClientAPI's stubs
@@ -120,7 +121,7 @@ class ChromaStore:
             if not self._create:
                 raise RuntimeError(f"read-only vector store has no collection for corpus {corpus!r}")
             self._collections[corpus] = self._client.get_or_create_collection(
-                collection_name(self._prefix, corpus), embedding_function=self._embedder.function,  # type: ignore[arg-type]
+                collection_name(self._prefix, corpus), embedding_function=self._models.of(corpus).function,  # type: ignore[arg-type]
                 configuration=copy.deepcopy(CONFIGURATION),  # Chroma adds the function to the dict it gets
                 metadata={"corpus": corpus},
             )  # fmt: skip
@@ -236,15 +237,15 @@ def drop_server_collections(url: str, generations: Sequence[str]) -> None:
 
 
 def open_generation_vectors(
-    generation: Path, collection: str | None, chroma_url: str | None, embedder: Embedder
+    generation: Path, collection: str | None, chroma_url: str | None, models: CorpusModels
 ) -> ChromaStore:
     """The vector store of a published generation, to read: a private copy of its ``chroma/``
     directory, or its collection on the Chroma server."""
     if collection is None:
-        return ChromaStore.private_copy(generation / "chroma", embedder)
+        return ChromaStore.private_copy(generation / "chroma", models)
     if chroma_url is None:
         raise BackendUnavailableError(
             f"index generation {generation.name} keeps its vectors in collection {collection!r} on a Chroma "
             "server; set RAGMCP_CHROMA_URL to that server's address (e.g. http://127.0.0.1:8000)"
         )
-    return ChromaStore.on_server(chroma_url, collection, embedder)
+    return ChromaStore.on_server(chroma_url, collection, models)

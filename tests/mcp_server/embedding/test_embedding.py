@@ -11,6 +11,7 @@ import pytest
 from chromadb.config import Settings as ChromaSettings
 
 from mcp_server.embedding import onnx_model
+from mcp_server.embedding.choice import CorpusModels
 from mcp_server.embedding.loading import load_embedder
 from mcp_server.embedding.onnx_model import OnnxSentenceEmbedding
 from mcp_server.errors import EmbeddingModelError
@@ -78,7 +79,7 @@ def test_bad_model_specs_are_clear_errors(spec: str, message: str) -> None:
 
 def test_reopened_chroma_collection_rebuilds_our_embedding_function(tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
     texts = ["bonus is paid with the February salary", "the VPN certificate expired"]
-    store = ChromaStore.embedded(tmp_path / "chroma", embedder)
+    store = ChromaStore.embedded(tmp_path / "chroma", CorpusModels.one(embedder))
     store.add([VectorRecord(f"c:d{i}#0", "c", f"d{i}", 0, v) for i, v in enumerate(embedder.embed(texts))])
     store.close()
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from mcp_server.embedding.loading import Embedder, load_embedder
-from mcp_server.settings.embedding import DEFAULT_MODEL, MULTILINGUAL_MODEL
+from mcp_server.settings.embedding import ENGLISH_MODEL, MULTILINGUAL_MODEL
 from mcp_server.errors import EmbeddingModelMismatchError
 from mcp_server.indexing.ingest import ingest
 from mcp_server.retrieval.retriever import Retriever
@@ -62,7 +62,7 @@ def test_queries_and_passages_are_embedded_differently(e5: Embedder) -> None:
 
 def test_chinese_questions_find_their_passage_where_the_english_model_cannot(e5: Embedder) -> None:
     assert ranking_hits(e5) == len(QUESTIONS)
-    assert ranking_hits(load_embedder(DEFAULT_MODEL)) < len(QUESTIONS)
+    assert ranking_hits(load_embedder(ENGLISH_MODEL)) < len(QUESTIONS)
 
 
 def test_an_index_keeps_the_model_it_was_built_with(tmp_path: Path) -> None:
@@ -79,4 +79,4 @@ def test_an_index_keeps_the_model_it_was_built_with(tmp_path: Path) -> None:
     finally:
         retriever.close()
     with pytest.raises(EmbeddingModelMismatchError, match="multilingual-e5-small-q4.*ragmcp ingest --rebuild"):
-        Retriever.open(settings.updated(**{"embedding_model": DEFAULT_MODEL}))
+        Retriever.open(settings.updated(**{"embedding_model": ENGLISH_MODEL}))

@@ -353,7 +353,7 @@ def test_switching_model_or_server_needs_a_rebuild_and_caches_never_mix(
     bundled = Settings(data_dir=data, corpora=[tiny_corpus])
     assert ingest(bundled).chunks_embedded == 3
     first = through_server(data, tiny_corpus, embeddings.url)
-    with pytest.raises(EmbeddingModelMismatchError, match="'all-MiniLM-L6-v2-int8'.*ragmcp ingest --rebuild"):
+    with pytest.raises(EmbeddingModelMismatchError, match="'auto' \\(tiny: minilm-int8\\).*ragmcp ingest --rebuild"):
         ingest(first)
     with pytest.raises(EmbeddingModelMismatchError, match="ragmcp ingest --rebuild"):
         Retriever.open(first)

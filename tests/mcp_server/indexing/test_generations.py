@@ -118,6 +118,6 @@ def test_generation_names_sort_by_creation() -> None:
     assert names == sorted(names) and len(set(names)) == 50
 
 
-def test_manifest_refuses_another_model() -> None:
-    with pytest.raises(EmbeddingModelMismatchError, match="built with embedding model 'm' \\(3-d\\)"):
-        _manifest("gen-x").check_model("other")
+def test_manifest_refuses_vectors_of_another_length() -> None:
+    with pytest.raises(EmbeddingModelMismatchError, match="holds 3-dimensional vectors from embedding model 'm'"):
+        _manifest("gen-x").check_dimension("m", 4)

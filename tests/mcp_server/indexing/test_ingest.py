@@ -91,7 +91,7 @@ def test_changed_and_deleted_documents_leave_all_three_stores(tiny_settings: Set
         retriever.close()
     generation = IndexLayout(tiny_settings.index_dir).current()
     assert generation is not None
-    store = ChromaStore.embedded(generation / "chroma", Retriever.open(tiny_settings).embedder)
+    store = ChromaStore.embedded(generation / "chroma", Retriever.open(tiny_settings).models)
     assert store.count() == 2
     store.close()
 
@@ -109,7 +109,7 @@ def test_different_embedding_model_is_refused(tiny_settings: Settings, tmp_path:
 
     with pytest.raises(EmbeddingModelMismatchError, match="ragmcp ingest --rebuild"):
         Retriever.open(other)
-    with pytest.raises(EmbeddingModelMismatchError, match="all-MiniLM-L6-v2-int8"):
+    with pytest.raises(EmbeddingModelMismatchError, match="'auto' \\(tiny: minilm-int8\\)"):
         ingest(other)
     ingest(other, rebuild=True)
     retriever = Retriever.open(other)

@@ -16,7 +16,9 @@ from mcp import Client
 from PIL import Image
 
 from mcp_server.cli import main
+from mcp_server.embedding.choice import CorpusModels
 from mcp_server.embedding.loading import load_embedder
+from mcp_server.settings.embedding import ENGLISH_MODEL
 from mcp_server.indexing.generations import IndexLayout
 from mcp_server.indexing.ingest import ingest
 from mcp_server.retrieval.retriever import Retriever
@@ -119,7 +121,7 @@ def _store_counts(settings: Settings) -> tuple[int, int, int]:
     assert generation is not None
     docstore = DocumentStore(generation / "docstore.sqlite", read_only=True)
     keywords = WhooshIndex(generation / "whoosh")
-    vectors = ChromaStore.embedded(generation / "chroma", load_embedder(settings.embedding.model, None))
+    vectors = ChromaStore.embedded(generation / "chroma", CorpusModels.one(load_embedder(ENGLISH_MODEL)))
     try:
         return sum(c for _, c in docstore.counts().values()), keywords.count(), vectors.count()
     finally:

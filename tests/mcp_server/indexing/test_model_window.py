@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mcp_server.embedding.loading import load_embedder
-from mcp_server.settings.embedding import DEFAULT_MODEL
+from mcp_server.settings.embedding import ENGLISH_MODEL
 from mcp_server.indexing.ingest import ingest
 from mcp_server.retrieval.retriever import Retriever
 from tests.helpers import embedded_lengths, make_settings, write_doc
@@ -45,7 +45,7 @@ def test_no_chunk_of_a_long_dense_document_exceeds_the_window_and_all_text_is_in
     finally:
         retriever.close()
     lengths = embedded_lengths(view)
-    window = load_embedder(DEFAULT_MODEL).max_tokens
+    window = load_embedder(ENGLISH_MODEL).max_tokens
     assert window is not None and max(lengths) <= window, f"chunks of {sorted(lengths)[-3:]} tokens, window {window}"
     covered = set().union(*(range(c.char_start, c.char_end) for c in view.chunks))
     assert all(i in covered for i, char in enumerate(view.text) if not char.isspace())
