@@ -1,6 +1,11 @@
 """Tune the convex keyword weight for CJK queries on one half of CMRC 2018; report it on the other half.
 
-    python bench/retrieval/tune_cmrc2018.py   # ~5 min on 2 shared cores once the index is built
+    python bench/retrieval/tune_cmrc2018.py --model minilm-int8   # ~5 min on 2 shared cores once the index is built
+    python bench/retrieval/tune_cmrc2018.py --out bench/retrieval/tuning-cmrc2018-e5.json   # auto: E5 for this corpus
+
+The weight applies to a CJK query's hits from corpora whose embedding model does not read CJK
+(the English MiniLM); hits from multilingual-e5-small corpora keep the ordinary weight, which the
+second command (the grid over an E5 index) checks: its best weight is the lowest.
 
 CMRC 2018 has no train split, so the questions are split by their passage: questions
 about even-numbered passages (DEV_0, DEV_2, ...) tune, those about odd-numbered ones are
@@ -26,6 +31,7 @@ from harness import BeirSet, candidate_lists, doc_of, doc_run, evaluate, prepare
 
 from mcp_server.retrieval.fusion import convex_fusion, keyword_weight_for  # noqa: E402
 from mcp_server.settings import Settings  # noqa: E402
+from mcp_server.settings.embedding import AUTO_MODEL  # noqa: E402
 
 WEIGHT_GRID = [0.3, 0.4, 0.5, 0.55, 0.6, 0.65, 0.7, 0.8, 0.9, 1.0]
 
@@ -34,10 +40,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=BENCH_DATA / "cmrc2018-dev")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "retrieval" / "tuning-cmrc2018.json")
+    parser.add_argument("--model", default=AUTO_MODEL, help="RAGMCP_EMBEDDING_MODEL to index with")
     args = parser.parse_args()
 
     data = split_by_passage(BeirSet.load(args.data))
-    prepared = prepare_index("cmrc2018", data, DESCRIPTION, language="zh")
+    prepared = prepare_index("cmrc2018", data, DESCRIPTION, language="zh", model=args.model)
     queries, qrels = data.split_queries("tune"), data.qrels["tune"]
     log(f"candidate lists for the {len(queries)} tuning questions")
     candidates = candidate_lists(prepared.settings, queries)

@@ -32,6 +32,9 @@ class Embedder:
     scale: tuple[float, float] = (1.0, 0.0)
     """(slope, offset) putting the model's cosine similarities on the scale searches merge and fuse them on
     (all-MiniLM-L6-v2's; :mod:`mcp_server.embedding.choice`)."""
+    reads_cjk: bool = False
+    """Whether the model was trained on Chinese, Japanese and Korean (known for the models that ship); hybrid
+    search leans on keywords for a CJK query over a corpus whose model does not (:mod:`mcp_server.retrieval.fusion`)."""
 
     @cached_property
     def dimension(self) -> int:
@@ -69,7 +72,7 @@ def load_embedder(spec: str, config_json: str | None = None, server: EmbeddingSe
     if spec == ENGLISH_MODEL:
         return _local_embedder("all-MiniLM-L6-v2-int8", OnnxSentenceEmbedding())
     if spec == MULTILINGUAL_MODEL:
-        return _local_embedder("multilingual-e5-small-q4", E5SentenceEmbedding(), scale=E5_SCALE)
+        return _local_embedder("multilingual-e5-small-q4", E5SentenceEmbedding(), scale=E5_SCALE, reads_cjk=True)
     kind, _, value = spec.partition(":")
     if kind == "onnx" and value:
         function = OnnxSentenceEmbedding(model=value)
@@ -86,12 +89,14 @@ def load_embedder(spec: str, config_json: str | None = None, server: EmbeddingSe
 
 
 def _local_embedder(
-    name: str, function: OnnxSentenceEmbedding | E5SentenceEmbedding, scale: tuple[float, float] = (1.0, 0.0)
-) -> Embedder:
+    name: str, function: OnnxSentenceEmbedding | E5SentenceEmbedding, scale: tuple[float, float] = (1.0, 0.0),
+    reads_cjk: bool = False,
+) -> Embedder:  # fmt: skip
     """A model run in this process: it says how many tokens it reads and counts them."""
     return Embedder(
-        name=name, function=function, count_tokens=function.count_tokens, max_tokens=function.max_tokens, scale=scale
-    )
+        name=name, function=function, count_tokens=function.count_tokens, max_tokens=function.max_tokens,
+        scale=scale, reads_cjk=reads_cjk,
+    )  # fmt: skip
 
 
 def _chroma_function(name: str, config_json: str | None) -> EmbeddingFunction[Documents]:

@@ -181,7 +181,14 @@ class Searcher:
         vector, keyword = self.fusion_candidates(query, max(k, fusion.candidate_depth), corpora, doc_keys)
         if fusion.hybrid_fusion == "convex":
             weight = keyword_weight_for(query, fusion.convex_keyword_weight, fusion.convex_keyword_weight_cjk)
-            return convex_fusion(vector, keyword, weight)
+            models = self._opened.models
+            reads_cjk = {c for c in self._opened.served if models.knows(c) and models.of(c).reads_cjk}
+
+            def weight_of(cid: str) -> float:
+                """The ordinary weight for a hit whose corpus's model reads CJK; else the query's."""
+                return fusion.convex_keyword_weight if parse_store_key(cid)[0] in reads_cjk else weight
+
+            return convex_fusion(vector, keyword, weight_of)
         return reciprocal_rank_fusion(
             [[i for i, _ in vector], [i for i, _ in keyword]],
             [fusion.rrf_vector_weight, fusion.rrf_keyword_weight],

@@ -32,11 +32,13 @@ class RetrievalSettings(SettingsGroup):
     convex_keyword_weight: float = Field(
         default=0.3, ge=0, le=1, description="Keyword share of the convex fusion score; the vector share is 1 minus it."
     )
-    # Chosen on half of CMRC 2018 (bench/retrieval/tune_cmrc2018.py). The default embedding model is
-    # English-only; with a multilingual model, set it to convex_keyword_weight.
+    # Chosen on half of CMRC 2018 with the English model (bench/retrieval/tune_cmrc2018.py --model minilm-int8).
+    # Hits from corpora of the multilingual model keep convex_keyword_weight (mcp_server.retrieval.fusion).
     convex_keyword_weight_cjk: float = Field(
         default=0.7, ge=0, le=1,
-        description="Keyword share for queries in Chinese, Japanese or Korean script (mixed queries: in between).",
+        description="Keyword share for queries in Chinese, Japanese or Korean script (mixed queries: in between), "
+        "for hits from corpora whose embedding model does not read those languages (all-MiniLM-L6-v2, and models on "
+        "a server); hits from multilingual-e5-small corpora keep RAGMCP_CONVEX_KEYWORD_WEIGHT.",
     )
     rrf_k: float = Field(default=2.0, gt=0)
     rrf_vector_weight: float = Field(default=1.0, ge=0)

@@ -133,3 +133,23 @@ def test_an_index_built_with_one_model_keeps_it_and_says_how_to_rebuild(tmp_path
         assert retriever.corpora()[0].documents == len(PASSAGES) + 1
     finally:
         retriever.close()
+
+
+def test_a_chinese_question_leans_on_keywords_only_over_corpora_of_the_english_model(
+    mixed: tuple[Settings, IngestReport],
+) -> None:
+    """``RAGMCP_CONVEX_KEYWORD_WEIGHT_CJK`` is for hits whose vectors come from a model that cannot read the
+    question; the multilingual corpus's hits keep the ordinary weight whatever it is set to."""
+
+    def scores(cjk_weight: float) -> dict[tuple[str, str], float]:
+        retriever = Retriever.open(mixed[0].updated(**{"convex_keyword_weight_cjk": cjk_weight}))
+        try:
+            hits = retriever.searcher.search(QUESTIONS["leave"], mode="hybrid", top_k=7)
+            return {(h.citation.corpus, h.citation.doc_id): h.score for h in hits}
+        finally:
+            retriever.close()
+
+    low, high = scores(0.0), scores(1.0)
+    assert low.keys() == high.keys() and {corpus for corpus, _ in low} == {"zh", "en"}
+    assert {k: v for k, v in low.items() if k[0] == "zh"} == {k: v for k, v in high.items() if k[0] == "zh"}
+    assert all(low[k] != high[k] for k in low if k[0] == "en")
