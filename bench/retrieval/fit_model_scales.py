@@ -1,17 +1,19 @@
-"""Fit the affine map that puts multilingual-e5-small's cosine similarities on all-MiniLM-L6-v2's scale.
+"""Fit the affine map that puts a model's cosine similarities on all-MiniLM-L6-v2's scale.
 
-    python bench/retrieval/fit_model_scales.py   # ~10 min on 2 shared cores (E5 embeds ~1,500 abstracts)
+    python bench/retrieval/fit_model_scales.py                       # multilingual-e5-small: ~25 min on 2 shared cores
+    python bench/retrieval/fit_model_scales.py --model bge-small-en  # ~5 min
 
 With ``RAGMCP_EMBEDDING_MODEL=auto`` one search may cover corpora of both models, and their neighbours are
 merged (and fused with keyword scores) by similarity. E5's similarities sit high and close together (unrelated
-passages about 0.75-0.8), MiniLM's spread from about 0 to 0.8, so without a common scale any E5 corpus would
-outrank every MiniLM one. Both models are run on the same English texts, SciFact *train* queries (the test
-queries are never used) and a seeded sample of abstracts: for every query and rank r = 1..TOP, E5's r-th best
-similarity is paired with MiniLM's r-th best, and a least-squares line through the pairs maps E5 onto MiniLM.
-The product applies the map to E5's similarities always (mcp_server.embedding.choice), so a corpus's scores do
+passages about 0.75-0.8; bge-small-en's are high too), MiniLM's spread from about 0 to 0.8, so without a common
+scale any E5 corpus would outrank every MiniLM one. Both models are run on the same English texts, SciFact *train* queries (the test
+queries are never used) and a seeded sample of abstracts: for every query and rank r = 1..TOP, the model's r-th best
+similarity is paired with MiniLM's r-th best, and a least-squares line through the pairs maps it onto MiniLM.
+The product applies the map to the model's similarities always (mcp_server.embedding.choice), so a corpus's scores do
 not depend on what else a search covers.
 
-Writes bench/retrieval/model-scales.json (the slope and offset, and how well the scales agree after mapping).
+Writes the model's entry in bench/retrieval/model-scales.json (the slope and offset, and how well the scales
+agree after mapping).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from harness import BeirSet  # noqa: E402
 
 from mcp_server.documents.window import embedding_text  # noqa: E402
 from mcp_server.embedding.loading import Embedder, load_embedder  # noqa: E402
+import argparse  # noqa: E402
+
 from mcp_server.settings.embedding import ENGLISH_MODEL, MULTILINGUAL_MODEL  # noqa: E402
 
 QUERIES = 200
@@ -47,6 +51,9 @@ def similarities(embedder: Embedder, queries: list[str], documents: list[str]) -
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default=MULTILINGUAL_MODEL, help="the model spec to map onto MiniLM's scale")
+    args = parser.parse_args()
     data = BeirSet.load(BENCH_DATA / "scifact", splits=("train",))
     rng = random.Random(SEED)
     qrels = data.qrels["train"]
@@ -58,11 +65,11 @@ def main() -> None:
     texts, questions = [corpus[i] for i in ids], [data.queries[q] for q in chosen]
     log(f"embedding {len(texts)} abstracts and {len(questions)} train queries with each model")
     minilm = similarities(load_embedder(ENGLISH_MODEL), questions, texts)
-    e5 = similarities(load_embedder(MULTILINGUAL_MODEL), questions, texts)
-    x = -np.sort(-e5, axis=1)[:, :TOP].ravel()
+    other = similarities(load_embedder(args.model), questions, texts)
+    x = -np.sort(-other, axis=1)[:, :TOP].ravel()
     y = -np.sort(-minilm, axis=1)[:, :TOP].ravel()
     slope, offset = np.polyfit(x, y, 1)
-    mapped = slope * e5 + offset
+    mapped = slope * other + offset
     position = {doc: i for i, doc in enumerate(ids)}
     rel = [(qi, position[d]) for qi, q in enumerate(chosen) for d in qrels[q]]
 
@@ -77,15 +84,16 @@ def main() -> None:
 
     report = {
         "data": f"SciFact train: {QUERIES} queries (seed {SEED}), {len(ids)} abstracts ({len(relevant)} relevant)",
-        "fit": f"least squares of MiniLM's r-th best similarity on E5's, r = 1..{TOP}, per query",
+        "fit": f"least squares of MiniLM's r-th best similarity on the model's, r = 1..{TOP}, per query",
         "slope": round(float(slope), 4),
         "offset": round(float(offset), 4),
         "minilm": summary(minilm),
-        "e5": summary(e5),
-        "e5 mapped": summary(mapped),
+        "model": summary(other),
+        "model mapped": summary(mapped),
     }
     out = REPO / "bench" / "retrieval" / "model-scales.json"
-    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    known = json.loads(out.read_text(encoding="utf-8")) if out.is_file() else {}
+    out.write_text(json.dumps({**known, args.model: report}, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=2))
 
 

