@@ -36,6 +36,7 @@ A document's ``doc_id`` is its path inside the folder without the suffix, e.g.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import re
 import tomllib
@@ -202,12 +203,9 @@ def _resolve_folder(root: Path) -> Path:
 
 
 def _adhoc_config(root: Path) -> CorpusConfig:
-    name = slugify_name(root.name)
-    if not NAME_PATTERN.match(name):
-        raise IngestError(
-            f"Cannot derive a corpus name from the folder name {root.name!r}; add {root / CONFIG_FILENAME} "
-            f'with name = "{_FALLBACK_NAME}" and a description.'
-        )
+    """A folder without ``corpus.toml``: named after the folder, or, when its name has no ASCII letters or
+    digits (``资料``), ``folder-`` and 8 hex digits of its name's SHA-256, the same for the same name."""
+    name = slugify_name(root.name) or f"folder-{hashlib.sha256(root.name.encode()).hexdigest()[:8]}"
     description = (
         f"Documents from the local folder '{root.name}', indexed ad hoc without a {CONFIG_FILENAME}, so "
         "what they cover is not described. Search it when the question may concern those documents "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -81,12 +82,17 @@ def test_folder_without_config_is_an_adhoc_corpus(tmp_path: Path) -> None:
     assert "ad hoc" in config.description and "My Notes (2024)" in config.description
 
 
-def test_adhoc_folder_name_without_usable_letters_asks_for_a_config(tmp_path: Path) -> None:
-    root = tmp_path / "资料"
-    root.mkdir()
+def test_adhoc_folder_named_in_chinese_gets_a_stable_name_and_its_name_in_the_description(tmp_path: Path) -> None:
+    """A folder picked in a desktop host may be named 资料: it is indexed, not refused."""
+    for parent in ("a", "b"):
+        (tmp_path / parent / "资料").mkdir(parents=True)
+    first, second = (load_corpus_config(tmp_path / parent / "资料") for parent in ("a", "b"))
+    other = tmp_path / "笔记"
+    other.mkdir()
 
-    with pytest.raises(IngestError, match="corpus.toml"):
-        load_corpus_config(root)
+    assert re.fullmatch(r"folder-[0-9a-f]{8}", first.name) and first.name == second.name
+    assert load_corpus_config(other).name != first.name
+    assert "'资料'" in first.description
 
 
 @pytest.mark.parametrize(
