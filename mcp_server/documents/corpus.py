@@ -17,7 +17,8 @@ for the model that routes questions, what it holds and when to use it::
     exclude = [".json", ".py"] # removed from them
 
 A folder without ``corpus.toml`` is still a corpus: its name is the folder name made
-into a valid corpus name, and its description says it is an undescribed ad-hoc folder.
+into a valid corpus name (``folder-`` and a hash of it for a name without ASCII letters or digits,
+such as ``资料``), and its description says it is an undescribed ad-hoc folder.
 
 Every file with a document suffix (:data:`SUPPORTED_SUFFIXES`, changed by ``[documents]``)
 under the folder is a document, except hidden files and folders (names starting with '.',
