@@ -89,12 +89,14 @@ def test_status_reports_model_corpora_and_database(run, tiny_settings: Settings)
     run("ingest")
     code, out, _ = run("status", "--json")
     status = json.loads(out)
-    assert status["embedding_model"] == "all-MiniLM-L6-v2-int8" and status["dimension"] == 384
+    assert status["embedding_model"] == "auto" and status["dimension"] == 384
+    assert status["corpus_models"] == {"tiny": "minilm-int8"}  # English text: MiniLM
     assert [(c["name"], c["documents"], c["chunks"]) for c in status["corpora"]] == [("tiny", 3, 3)]
     tables = {table["name"]: table["rows"] for table in status["database"]["tables"]}
     assert status["database"]["path"] == str(database) and tables == demo_row_counts()
     code, out, _ = run("status")
     assert code == 0 and f"database: {database}" in out and f"  orders: {tables['orders']} rows" in out
+    assert "  tiny: 3 documents, 3 chunks, embedded with minilm-int8 — " in out
 
 
 @pytest.mark.parametrize(
@@ -198,7 +200,7 @@ def test_a_settings_error_names_the_problem_without_quoting_the_api_key(run, mon
     monkeypatch.setenv("RAGMCP_EMBEDDING_API_KEY", "sk-do-not-print-me")
     code, _, err = run("status")
     assert code == 1
-    assert "RAGMCP_EMBEDDING_MODEL is 'minilm-int8', which uses no server" in err
+    assert "RAGMCP_EMBEDDING_MODEL is 'auto', which uses no server" in err
     assert "sk-do-not-print-me" not in err
 
 
