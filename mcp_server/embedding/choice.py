@@ -137,11 +137,12 @@ def index_models(
 
 def _check(recorded: str, configured: str, corpora: Mapping[str, str] | None) -> None:
     if recorded != configured:
-        each = " (" + ", ".join(f"{corpus}: {model}" for corpus, model in sorted(corpora.items())) + ")" if corpora else ""
+        models = ", ".join(f"{corpus}: {model}" for corpus, model in sorted((corpora or {}).items()))
+        each = f" ({models})" if models else ""
         raise EmbeddingModelMismatchError(
-            f"the index was built with embedding model {recorded!r}{each}, but {configured!r} is configured. Either set "
-            "RAGMCP_EMBEDDING_MODEL (and RAGMCP_EMBEDDING_URL) back to the model the index was built with, or "
-            "rebuild the index with the new model: ragmcp ingest --rebuild"
+            f"the index was built with embedding model {recorded!r}{each}, but {configured!r} is configured. "
+            "Either set RAGMCP_EMBEDDING_MODEL (and RAGMCP_EMBEDDING_URL) back to the model the index was built "
+            "with, or rebuild the index with the new model: ragmcp ingest --rebuild"
         )
 
 

