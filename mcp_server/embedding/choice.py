@@ -80,8 +80,8 @@ class CorpusModels:
 
     @property
     def dimension(self) -> int:
-        """The vectors' length (the ``auto`` models share one)."""
-        return (self.single or load_embedder(ENGLISH_MODEL)).dimension
+        """The vectors' length (the ``auto`` models share one: a model chosen already, else MiniLM, says it)."""
+        return (self.single or next(iter(self.chosen.values()), None) or load_embedder(ENGLISH_MODEL)).dimension
 
     def groups(self, corpora: Iterable[str]) -> list[tuple[Embedder, list[str]]]:
         """``corpora`` (each with a settled model) grouped by model, in a stable order."""

@@ -647,26 +647,27 @@ def _build(
                 progress.advance(loaded)
                 batch, loaded = [], 0
 
+        def settle_and_store(plan: _Plan, held: Sequence[_Read]) -> None:
+            report.notes.extend(_settle_model(models, plan.config, held))
+            for read in held:
+                store(plan, read)
+
         for plan in plans:
             held: list[_Read] = []  # read before the corpus's model is settled
+            held_chars = 0
             for source in plan.to_load:
                 progress.detail(f"reading {source.path.name}")
                 read = _read_document(docstore, plan, source, reader, settings)
                 if read is None:
                     loaded += 1
-                elif models.knows(plan.config.name):
-                    store(plan, read)
-                else:
-                    held.append(read)
-                    if plan.config.language is not None or sum(len(r.text) for r in held) >= SAMPLE_CHARS:
-                        report.notes += _settle_model(models, plan.config, held)
-                        for waiting in held:
-                            store(plan, waiting)
-                        held = []
+                    continue
+                held.append(read)
+                held_chars += len(read.text)
+                if models.knows(plan.config.name) or plan.config.language is not None or held_chars >= SAMPLE_CHARS:
+                    settle_and_store(plan, held)
+                    held, held_chars = [], 0
             if held:
-                report.notes += _settle_model(models, plan.config, held)
-                for waiting in held:
-                    store(plan, waiting)
+                settle_and_store(plan, held)
         if batch:
             report.add(_write_batch(batch, caches, models, vectors, writer, settings, progress))
         if loaded:
@@ -688,8 +689,10 @@ def _build(
 
 def _settle_model(models: CorpusModels, config: CorpusConfig, held: Sequence[_Read]) -> list[str]:
     """Give the corpus ``config`` names the model ``auto`` chooses for it (its declared language, else the
-    text ``held``); returns the lines that tell the user which model and why."""
-    sample = "\n".join(read.text for read in held)[:SAMPLE_CHARS]
+    text ``held``), unless it has one; returns the lines that tell the user which model and why."""
+    if models.knows(config.name):
+        return []
+    sample = "\n".join(read.text[:SAMPLE_CHARS] for read in held)[:SAMPLE_CHARS]
     spec, problem = auto_spec(config.language, sample)
     embedder = models.choose(config.name, spec)
     if problem is not None:

@@ -65,8 +65,8 @@ class ChromaStore:
         self, client: ClientAPI, prefix: str, models: CorpusModels, *, create: bool, scratch: Path | None = None
     ) -> None:
         """Open the collections named ``<prefix>-<hash>`` through ``client``, each with its corpus's model from
-        ``models``; ``scratch`` is a directory to delete on close. A reader (``create=False``) requires at least one collection or ``prefix``
-        to be marked as present (see :meth:`on_server`)."""
+        ``models``; ``scratch`` is a directory to delete on close. A reader (``create=False``) requires at least
+        one collection or ``prefix`` to be marked as present (see :meth:`on_server`)."""
         self._client = client
         self._scratch = scratch
         self._prefix = prefix
