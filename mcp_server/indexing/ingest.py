@@ -88,7 +88,7 @@ from mcp_server.stores.vector import (
     server_collection_name,
 )  # fmt: skip
 
-PIPELINE_VERSION = "5"  # bump when loaders or chunking change what a file turns into (5: PDF lines by font, hyphens)
+PIPELINE_VERSION = "6"  # bump when loaders or chunking change what a file turns into (6: chunks cut to the model window)
 LOCK_POLL_S = 0.5
 BATCH_CHUNKS = 2_000  # chunks read, embedded and written together; bounds the memory of a run
 
