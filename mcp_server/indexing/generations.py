@@ -62,6 +62,7 @@ class Manifest:
     layout: int = 1  # how the stores are arranged (STORE_LAYOUT when written by this version)
     settings: dict[str, Any] | None = None  # the INDEX_SETTINGS it was built with; None: not recorded (older version)
     corpus_models: dict[str, str] | None = None  # with ``auto``: each corpus's model spec (mcp_server.embedding.choice)
+    pipeline: str | None = None  # the ingestion pipeline version that read its files; None: 5 or older
 
     def check_dimension(self, model: str, dimension: int) -> None:
         """Refuse vectors of another length than the index holds (another model answering under ``model``'s name)."""

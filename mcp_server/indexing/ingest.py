@@ -432,6 +432,8 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
     corpora_changed = any(stored_corpora.get(cfg.name) != _stored_corpus(cfg) for cfg in configs)
     corpora_changed = corpora_changed or any(stored_unindexed.get(p.config.name, []) != p.unindexed() for p in plans)
     reports = [plan.report for plan in plans]
+    if current_manifest is not None and current_manifest.pipeline != PIPELINE_VERSION and any(r.changed for r in reports):
+        notes.append(_pipeline_note(current_manifest.pipeline))
     unchanged = not corpora_changed and not backend_changed and not any(p.has_changes for p in plans)
     if current is not None and unchanged:
         return IngestReport(corpora=reports, generation=None, seconds=time.perf_counter() - started, notes=notes)
@@ -449,6 +451,15 @@ def _ingest_locked(settings: Settings, targets: Sequence[str], rebuild: bool, pr
     report.generation = _publish(layout, staging, name, models, collection, settings).generation
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _pipeline_note(recorded: str | None) -> str:
+    """Why every file of an index built by another version of ragmcp is read again."""
+    built_by = f"pipeline {recorded}" if recorded is not None else "an older pipeline"
+    return (
+        f"the index was built by {built_by} and this version of ragmcp reads files differently (pipeline "
+        f"{PIPELINE_VERSION}), so every file is read again once; embeddings of unchanged text come from the cache"
+    )
 
 
 def _publish(
@@ -469,6 +480,7 @@ def _publish(
         layout=STORE_LAYOUT,
         settings=settings.index_settings(),
         corpus_models=models.recorded(),
+        pipeline=PIPELINE_VERSION,
     )
     layout.publish(staging, manifest)
     _drop_vectors_of(settings, layout.remove_stale())

@@ -76,6 +76,9 @@ def test_an_index_from_before_the_window_cut_is_read_again_on_its_next_update(
 
     assert report.corpora[0].changed == ["assay"]
     assert max(_lengths(settings)) <= window
+    said = [note for note in report.notes if "read again" in note]
+    assert len(said) == 1 and "pipeline 5" in said[0], report.notes
+    assert not any("read again" in note for note in ingest(settings).notes), "said once, on the update that reads"
 
 
 def _lengths(settings: Settings) -> list[int]:
