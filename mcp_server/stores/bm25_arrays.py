@@ -4,10 +4,11 @@ Whoosh scores an ``Or`` of terms by walking a tree of matchers posting by postin
 Python; on a big index that loop is most of a search (``bench/scale/keyword_cpu.py``
 profiles it). Here each query term's posting list is read as arrays
 (:mod:`mcp_server.stores.whoosh_arrays`) and scored in one vector expression, with the
-same formula, statistics and stored lengths as Whoosh's ``BM25F``: the reader's document
-count and average field length, the weighting's IDF, and Whoosh's tie order (equal
-scores by document number). Scores match Whoosh's to the last few bits; only the order
-in which a chunk's per-term scores are added differs.
+same formula, statistics and stored lengths as Whoosh's ``BM25F`` under
+:class:`~mcp_server.stores.keyword.LiveSearcher`: the live documents' count, frequencies and
+average field length, the weighting's IDF, and Whoosh's tie order (equal scores by document
+number). Scores match Whoosh's to the last few bits; only the order in which a chunk's
+per-term scores are added differs.
 
 Common query words work as in :func:`~mcp_server.stores.analysis.build_keyword_query`'s
 description of Lucene's common-terms query: they only add to chunks that hold a rarer
@@ -42,7 +43,16 @@ class SegmentArrays:
         self._offsets = np.array([offset for _, offset in self._leaves], dtype=np.int64)
         self.lengths = np.concatenate([field_lengths(leaf, fieldname) for leaf, _ in self._leaves])
         self.live = np.concatenate([live_mask(leaf) for leaf, _ in self._leaves])
-        self.average_length = float(reader.field_length(fieldname)) / (reader.doc_count_all() or 1) or 1.0
+        # Statistics of the live chunks: a deleted one stays in its segment until the segment merges.
+        self.live_count = int(self.live.sum())
+        deleted_length = float(self.lengths[~self.live].sum())  # as stored (to a byte); exact when nothing is deleted
+        live_length = float(reader.field_length(fieldname)) - deleted_length
+        self.average_length = live_length / (self.live_count or 1) or 1.0
+
+    def document_frequency(self, fieldname: str, text: str) -> int:
+        """How many live documents hold ``text`` in ``fieldname``."""
+        ids, _ = self.postings(fieldname, text)
+        return int(self.live[ids].sum())
 
     def postings(self, fieldname: str, text: str) -> tuple[Ids, Floats]:
         """(document numbers, weights) of a term over all segments, deleted documents included."""

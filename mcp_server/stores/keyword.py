@@ -4,8 +4,10 @@ A search opens the shards of exactly the corpora it searches as one Whoosh reade
 BM25's statistics (document count, document frequencies, average length) and the IDF
 mass that normalises scores are those of the union of the searched corpora: the same
 numbers one index holding only those corpora would give, and nothing in any other corpus
-changes them. A team-server client therefore gets scores that depend only on the corpora
-it may read, and a search touches no other corpus's files.
+changes them. They count live chunks only (:class:`LiveSearcher`): chunks an update deleted,
+which stay in their segment until it merges, change nothing. A team-server client therefore
+gets scores that depend only on the chunks it may read now, and a search touches no other
+corpus's files.
 
 Each chunk is indexed with its document title and heading path in front of its text,
 so a query naming a policy or a section finds its chunks. Queries are never parsed as
@@ -39,7 +41,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from math import log
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from whoosh import index, query, scoring
 from whoosh.fields import ID, TEXT, Schema
@@ -61,6 +63,28 @@ class LuceneIdfBM25(scoring.BM25F):  # type: ignore[misc]  # whoosh ships no typ
         parent = searcher.get_parent()
         df = parent.doc_frequency(fieldname, text)
         return log(1 + (parent.doc_count_all() - df + 0.5) / (df + 0.5))
+
+
+class LiveSearcher(Searcher):  # type: ignore[misc]  # whoosh ships no type hints
+    """A Whoosh searcher whose statistics count live chunks only: the chunk count, each term's document
+    frequency and the average content length (:class:`~mcp_server.stores.bm25_arrays.SegmentArrays`).
+
+    Chunks an update deleted stay in their segment until it merges, and Whoosh's own statistics count
+    them; BM25's IDF and length normalisation, the common-word cut and the IDF mass would then depend
+    on text nobody can read any more. The searchers Whoosh makes for each segment ask this one, their
+    parent, for every statistic."""
+
+    def __init__(self, reader: IndexReader, *, arrays: SegmentArrays | None = None, **options: Any) -> None:
+        super().__init__(reader, **options)
+        self._arrays = arrays
+        if arrays is not None:
+            self._doccount = arrays.live_count
+            self.doc_frequency = arrays.document_frequency
+
+    def field_length(self, fieldname: str) -> float:
+        if self._arrays is None or fieldname != CONTENT:
+            return float(super().field_length(fieldname))
+        return self._arrays.average_length * self._arrays.live_count
 
 
 @dataclass(frozen=True)
@@ -248,7 +272,7 @@ class WhooshIndex:
         with self._reader(names) as arrays:
             if arrays is None:
                 return []
-            searcher = Searcher(arrays.reader, weighting=self.weighting, closereader=False)
+            searcher = LiveSearcher(arrays.reader, arrays=arrays, weighting=self.weighting, closereader=False)
             if terms is None:
                 hits = self._search_phrases(searcher, text, k, doc_keys, require_phrases)
             else:

@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 from whoosh import query
-from whoosh.searching import Searcher
 
 from mcp_server.stores.analysis import build_keyword_query
-from mcp_server.stores.keyword import CONTENT, KeywordRecord, WhooshIndex
+from mcp_server.stores.keyword import CONTENT, KeywordRecord, LiveSearcher, WhooshIndex
 
 VOCABULARY = [f"word{n}" for n in range(60)]
 
@@ -44,10 +43,11 @@ def queries() -> list[str]:
 def _whoosh(
     store: WhooshIndex, corpora: list[str], parsed: query.Query, k: int | None, restriction: query.Query | None = None
 ) -> list[tuple[str, float]]:
-    """Whoosh's search; ``k`` None scores every match (no block skipping) and ranks them all."""
+    """Whoosh's search, with the statistics of the live chunks the store uses (the index holds deleted ones);
+    ``k`` None scores every match (no block skipping) and ranks them all."""
     with store._reader(corpora) as arrays:
         assert arrays is not None
-        searcher = Searcher(arrays.reader, weighting=store.weighting, closereader=False)
+        searcher = LiveSearcher(arrays.reader, arrays=arrays, weighting=store.weighting, closereader=False)
         return [(hit["id"], float(hit.score)) for hit in searcher.search(parsed, limit=k, filter=restriction)]
 
 

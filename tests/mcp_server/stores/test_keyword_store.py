@@ -136,3 +136,31 @@ def test_a_reader_kept_between_searches_sees_the_next_update(tmp_path: Path) -> 
         assert store.search("gamma alpha", 10) == []
     finally:
         store.close()
+
+
+def test_an_updated_index_scores_as_one_built_from_the_chunks_it_holds_now(tmp_path: Path) -> None:
+    """An update deletes a document's old chunks, but they stay in their segment until it merges. They must not
+    count in the statistics (chunk count, document frequency, average length): a corpus's scores would otherwise
+    depend on text that nobody can read any more, and on when segments happen to merge."""
+    filler = [KeywordRecord(f"c:f{i}#0", "c", f"f{i}", f"filler{i} words{i % 7} here") for i in range(300)]
+    kept = [KeywordRecord(f"c:{d}#0", "c", d, text) for d, text in CHUNKS.items() if d in ("d1", "d3")]
+    replaced = [KeywordRecord(f"c:{d}#0", "c", d, text) for d, text in CHUNKS.items() if d in ("d2", "d4")]
+    added = [KeywordRecord("c:d5#0", "c", "d5", "alpha alpha epsilon")]
+    updated = WhooshIndex(tmp_path / "updated", bm25_b=0.5)
+    fresh = WhooshIndex(tmp_path / "fresh", bm25_b=0.5)
+    try:
+        updated.update([], [*filler, *kept, *replaced, *[KeywordRecord(f"c:old{i}#0", "c", f"old{i}", "alpha omega "
+                                                                        "kappa sigma zeta " * 6) for i in range(40)]])
+        updated.update(["c:d2", "c:d4", *(f"c:old{i}" for i in range(40))], added)
+        reader = updated._reader(["c"])  # the deleted chunks are still in their segment
+        with reader as arrays:
+            assert arrays is not None and arrays.reader.doc_count_all() > arrays.reader.doc_count()
+        fresh.update([], [*filler, *kept, *added])
+        for query in ("alpha omega", "kappa zeta epsilon", '"alpha beta" gamma'):
+            for normalize in (False, True):
+                now, built = updated.search(query, 10, normalize=normalize), fresh.search(query, 10, normalize=normalize)
+                assert [cid for cid, _ in now] == [cid for cid, _ in built], query
+                assert [s for _, s in now] == pytest.approx([s for _, s in built], rel=1e-3), query
+    finally:
+        updated.close()
+        fresh.close()
