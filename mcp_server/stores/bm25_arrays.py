@@ -45,12 +45,15 @@ class SegmentArrays:
         self.live = np.concatenate([live_mask(leaf) for leaf, _ in self._leaves])
         # Statistics of the live chunks: a deleted one stays in its segment until the segment merges.
         self.live_count = int(self.live.sum())
+        self._has_deleted = self.live_count < len(self.live)
         deleted_length = float(self.lengths[~self.live].sum())  # as stored (to a byte); exact when nothing is deleted
-        live_length = float(reader.field_length(fieldname)) - deleted_length
-        self.average_length = live_length / (self.live_count or 1) or 1.0
+        self.live_length = float(reader.field_length(fieldname)) - deleted_length
+        self.average_length = self.live_length / (self.live_count or 1) or 1.0
 
     def document_frequency(self, fieldname: str, text: str) -> int:
-        """How many live documents hold ``text`` in ``fieldname``."""
+        """How many live documents hold ``text`` in ``fieldname`` (the reader's own count when none is deleted)."""
+        if not self._has_deleted:
+            return int(self.reader.doc_frequency(fieldname, text))
         ids, _ = self.postings(fieldname, text)
         return int(self.live[ids].sum())
 

@@ -84,7 +84,7 @@ class LiveSearcher(Searcher):  # type: ignore[misc]  # whoosh ships no type hint
     def field_length(self, fieldname: str) -> float:
         if self._arrays is None or fieldname != CONTENT:
             return float(super().field_length(fieldname))
-        return self._arrays.average_length * self._arrays.live_count
+        return self._arrays.live_length
 
 
 @dataclass(frozen=True)
