@@ -46,8 +46,9 @@ class SegmentArrays:
         # Statistics of the live chunks: a deleted one stays in its segment until the segment merges.
         self.live_count = int(self.live.sum())
         self._has_deleted = self.live_count < len(self.live)
-        deleted_length = float(self.lengths[~self.live].sum())  # as stored (to a byte); exact when nothing is deleted
-        self.live_length = float(reader.field_length(fieldname)) - deleted_length
+        # Summed from each live chunk's stored length (kept to a byte, as BM25 reads it), so an updated index and one
+        # built afresh from the same chunks agree exactly; the segments' own totals count deleted chunks.
+        self.live_length = float(self.lengths[self.live].sum())
         self.average_length = self.live_length / (self.live_count or 1) or 1.0
 
     def document_frequency(self, fieldname: str, text: str) -> int:

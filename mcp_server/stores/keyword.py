@@ -5,7 +5,8 @@ BM25's statistics (document count, document frequencies, average length) and the
 mass that normalises scores are those of the union of the searched corpora: the same
 numbers one index holding only those corpora would give, and nothing in any other corpus
 changes them. They count live chunks only (:class:`LiveSearcher`): chunks an update deleted,
-which stay in their segment until it merges, change nothing. A team-server client therefore
+which stay in their segment until it merges, change nothing, so an updated index scores exactly
+as one built afresh from the chunks it holds. A team-server client therefore
 gets scores that depend only on the chunks it may read now, and a search touches no other
 corpus's files.
 

@@ -160,7 +160,7 @@ def test_an_updated_index_scores_as_one_built_from_the_chunks_it_holds_now(tmp_p
             for normalize in (False, True):
                 now, built = updated.search(query, 10, normalize=normalize), fresh.search(query, 10, normalize=normalize)
                 assert [cid for cid, _ in now] == [cid for cid, _ in built], query
-                assert [s for _, s in now] == pytest.approx([s for _, s in built], rel=1e-3), query
+                assert [s for _, s in now] == pytest.approx([s for _, s in built], rel=1e-12), query
     finally:
         updated.close()
         fresh.close()
